@@ -1,0 +1,101 @@
+#include "daemon/cli.hpp"
+
+#include "daemon/config_values.hpp"
+
+namespace memdiag {
+
+std::string usage_text() {
+  return "usage: memdiagd [--config FILE] [--web.listen-address HOST:PORT] [--path.procfs DIR]\n"
+         "                [--path.sysfs DIR] [--log.level LEVEL]\n"
+         "       memdiagd --check-config --config FILE\n"
+         "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
+         "       memdiagd --version | --help\n"
+         "\n"
+         "  --config FILE                 YAML config (see deploy/memdiagd.yaml); defaults if absent\n"
+         "  --web.listen-address H:P      where /metrics and /healthz are served (default 0.0.0.0:9842)\n"
+         "  --path.procfs DIR             procfs root (default /proc)\n"
+         "  --path.sysfs DIR              sysfs root (default /sys)\n"
+         "  --log.level LEVEL             trace|debug|info|warn|error|critical|off\n"
+         "  --check-config                validate the config and exit: 0 valid, 2 invalid\n"
+         "  --once                        sample once, print the Prometheus exposition, exit\n";
+}
+
+Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
+  CliOptions options;
+  struct ValueFlag {
+    std::string_view name;
+    std::optional<std::string> CliOptions::*field;
+  };
+  static const ValueFlag kValueFlags[] = {
+      {"--config", &CliOptions::config_path},        {"--web.listen-address", &CliOptions::listen_address},
+      {"--path.procfs", &CliOptions::procfs},        {"--path.sysfs", &CliOptions::sysfs},
+      {"--log.level", &CliOptions::log_level},
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::optional<std::string> inline_value;
+    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (arg == "--check-config" || arg == "--once" || arg == "--version" || arg == "--help" || arg == "-h") {
+      if (inline_value) return make_error(arg + " takes no value");
+      if (arg == "--check-config") options.check_config = true;
+      if (arg == "--once") options.once = true;
+      if (arg == "--version") options.version = true;
+      if (arg == "--help" || arg == "-h") options.help = true;
+      continue;
+    }
+    bool matched = false;
+    for (const auto& flag : kValueFlags) {
+      if (arg != flag.name) continue;
+      matched = true;
+      if (inline_value) {
+        options.*flag.field = *inline_value;
+      } else if (i + 1 < args.size()) {
+        options.*flag.field = args[++i];
+      } else {
+        return make_error(arg + " needs a value");
+      }
+    }
+    if (!matched) {
+      std::vector<std::string_view> known = {"--check-config", "--once", "--version", "--help"};
+      for (const auto& flag : kValueFlags) known.push_back(flag.name);
+      std::string message = "unknown argument '" + args[i] + "'";
+      if (auto hint = closest_match(arg, known)) message += "; did you mean '" + *hint + "'?";
+      return make_error(message);
+    }
+  }
+  if (options.check_config && !options.config_path) return make_error("--check-config needs --config FILE");
+  return options;
+}
+
+ConfigResult apply_cli_overrides(Config config, const CliOptions& options) {
+  auto refuse = [](const std::string& flag, const Error& e) { return ConfigError{"command line", 0, flag, e.message}; };
+  if (options.listen_address) {
+    if (auto st = check_listen_address(*options.listen_address); !st) return refuse("--web.listen-address", st.error());
+    config.listen_address = *options.listen_address;
+  }
+  if (options.procfs) {
+    if (auto st = check_directory_path(*options.procfs); !st) return refuse("--path.procfs", st.error());
+    config.paths.procfs = *options.procfs;
+  }
+  if (options.sysfs) {
+    if (auto st = check_directory_path(*options.sysfs); !st) return refuse("--path.sysfs", st.error());
+    config.paths.sysfs = *options.sysfs;
+  }
+  if (options.log_level) {
+    if (auto st = check_log_level(*options.log_level); !st) return refuse("--log.level", st.error());
+    config.log_level = *options.log_level;
+  }
+  return config;
+}
+
+ConfigResult resolve_config(const CliOptions& options) {
+  if (!options.config_path) return apply_cli_overrides(default_config(), options);
+  auto loaded = load_config_file(*options.config_path);
+  if (!loaded) return loaded;
+  return apply_cli_overrides(std::move(loaded).value(), options);
+}
+
+}  // namespace memdiag

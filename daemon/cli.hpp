@@ -1,0 +1,35 @@
+// Command line of memdiagd (DESIGN.md "Command-line and files"). Flags override the config file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/config.hpp"
+#include "probes/core/expected.hpp"
+
+namespace memdiag {
+
+struct CliOptions {
+  std::optional<std::string> config_path;
+  std::optional<std::string> listen_address;
+  std::optional<std::string> procfs;
+  std::optional<std::string> sysfs;
+  std::optional<std::string> log_level;
+  bool check_config = false;
+  bool once = false;
+  bool version = false;
+  bool help = false;
+};
+
+Expected<CliOptions> parse_cli(const std::vector<std::string>& args);
+
+// Applies flag values on top of a loaded config, validating them like config values.
+ConfigResult apply_cli_overrides(Config config, const CliOptions& options);
+
+// The configuration the flags ask for: the file (or defaults) with the flags on top.
+ConfigResult resolve_config(const CliOptions& options);
+
+std::string usage_text();
+
+}  // namespace memdiag

@@ -1,0 +1,201 @@
+// YAML -> Config with every key checked: type, range, and no unknown keys. yaml-cpp reports
+// 0-based marks; messages use 1-based lines like editors do.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "daemon/config.hpp"
+#include "daemon/config_values.hpp"
+
+namespace memdiag {
+
+std::string ConfigError::to_string() const {
+  std::string out = file.empty() ? std::string("<config>") : file;
+  if (line > 0) out += ":" + std::to_string(line);
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += reason;
+  return out;
+}
+
+Config default_config() {
+  Config config;
+  for (std::string_view name : linux_source_names()) config.sources[std::string(name)] = SourceConfig{};
+  return config;
+}
+
+namespace {
+
+// Thrown only inside this file and turned into a ConfigError value at its edge.
+struct Refusal {
+  ConfigError error;
+};
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  Config load(const YAML::Node& root) {
+    Config config = default_config();
+    config.file = file_;
+    if (!root || root.IsNull()) return config;  // empty file: all defaults
+    expect_map(root, "");
+    for_each_key(root, "", {"web", "paths", "sampler", "log", "sources"}, [&](const std::string& key, const YAML::Node& value) {
+      if (key == "web") load_web(value, config);
+      if (key == "paths") load_paths(value, config);
+      if (key == "sampler") load_sampler(value, config);
+      if (key == "log") load_log(value, config);
+      if (key == "sources") load_sources(value, config);
+    });
+    return config;
+  }
+
+ private:
+  [[noreturn]] void refuse(const YAML::Node& at, const std::string& key, const std::string& reason) const {
+    throw Refusal{ConfigError{file_, at.Mark().line + 1, key, reason}};
+  }
+
+  static std::string join(const std::string& prefix, const std::string& key) {
+    return prefix.empty() ? key : prefix + "." + key;
+  }
+
+  void expect_map(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsMap()) refuse(node, key.empty() ? "<top level>" : key, "expected a mapping (key: value lines)");
+  }
+
+  // Visits each key of a mapping, refusing unknown and duplicate keys.
+  void for_each_key(const YAML::Node& map, const std::string& prefix, const std::vector<std::string_view>& known,
+                    const std::function<void(const std::string&, const YAML::Node&)>& visit) const {
+    std::set<std::string> seen;
+    for (const auto& entry : map) {
+      const YAML::Node& key_node = entry.first;
+      if (!key_node.IsScalar()) refuse(key_node, prefix.empty() ? "<top level>" : prefix, "keys must be plain words");
+      const std::string key = key_node.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string reason = "unknown key";
+        if (auto hint = closest_match(key, known)) {
+          reason += "; did you mean '" + *hint + "'?";
+        } else {
+          reason += "; expected one of:";
+          for (std::string_view k : known) reason += " " + std::string(k);
+        }
+        refuse(key_node, join(prefix, key), reason);
+      }
+      if (!seen.insert(key).second) refuse(key_node, join(prefix, key), "duplicate key");
+      visit(key, entry.second);
+    }
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) refuse(node, key, "expected a single value, not a list or mapping");
+    return node.Scalar();
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& key) const {
+    const std::string text = scalar(node, key);
+    if (text == "true") return true;
+    if (text == "false") return false;
+    refuse(node, key, "expected true or false, got '" + text + "'");
+  }
+
+  long long integer(const YAML::Node& node, const std::string& key) const {
+    const std::string text = scalar(node, key);
+    long long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      refuse(node, key, "expected a whole number, got '" + text + "'");
+    }
+    return value;
+  }
+
+  void check(const Status& status, const YAML::Node& node, const std::string& key) const {
+    if (!status) refuse(node, key, status.error().message);
+  }
+
+  void load_web(const YAML::Node& node, Config& config) const {
+    expect_map(node, "web");
+    for_each_key(node, "web", {"listen_address"}, [&](const std::string&, const YAML::Node& value) {
+      config.listen_address = scalar(value, "web.listen_address");
+      check(check_listen_address(config.listen_address), value, "web.listen_address");
+    });
+  }
+
+  void load_paths(const YAML::Node& node, Config& config) const {
+    expect_map(node, "paths");
+    for_each_key(node, "paths", {"procfs", "sysfs"}, [&](const std::string& key, const YAML::Node& value) {
+      const std::string full = "paths." + key;
+      std::string path = scalar(value, full);
+      check(check_directory_path(path), value, full);
+      (key == "procfs" ? config.paths.procfs : config.paths.sysfs) = path;
+    });
+  }
+
+  void load_sampler(const YAML::Node& node, Config& config) const {
+    expect_map(node, "sampler");
+    for_each_key(node, "sampler", {"interval", "ring"}, [&](const std::string& key, const YAML::Node& value) {
+      if (key == "interval") {
+        auto interval = parse_duration(scalar(value, "sampler.interval"));
+        if (!interval) refuse(value, "sampler.interval", interval.error().message);
+        check(check_interval(*interval), value, "sampler.interval");
+        config.interval = *interval;
+      } else {
+        const long long ring = integer(value, "sampler.ring");
+        check(check_ring(ring), value, "sampler.ring");
+        config.ring = static_cast<std::size_t>(ring);
+      }
+    });
+  }
+
+  void load_log(const YAML::Node& node, Config& config) const {
+    expect_map(node, "log");
+    for_each_key(node, "log", {"level"}, [&](const std::string&, const YAML::Node& value) {
+      config.log_level = scalar(value, "log.level");
+      check(check_log_level(config.log_level), value, "log.level");
+    });
+  }
+
+  void load_sources(const YAML::Node& node, Config& config) const {
+    expect_map(node, "sources");
+    for_each_key(node, "sources", linux_source_names(), [&](const std::string& name, const YAML::Node& value) {
+      const std::string prefix = "sources." + name;
+      if (value.IsNull()) return;  // "meminfo:" with nothing under it: defaults
+      expect_map(value, prefix);
+      for_each_key(value, prefix, {"enabled"}, [&](const std::string&, const YAML::Node& v) {
+        config.sources[name].enabled = boolean(v, prefix + ".enabled");
+      });
+    });
+  }
+
+  std::string file_;
+};
+
+}  // namespace
+
+ConfigResult parse_config(std::string_view yaml_text, const std::string& file) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    return Loader(file).load(root);
+  } catch (const Refusal& r) {
+    return r.error;
+  } catch (const YAML::Exception& e) {
+    return ConfigError{file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "<yaml>", "not valid YAML: " + e.msg};
+  }
+}
+
+ConfigResult load_config_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ConfigError{path, 0, "", "cannot read the file: " + std::string(std::strerror(errno))};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > (1u << 20)) return ConfigError{path, 0, "", "larger than 1 MiB; not a config file"};
+  return parse_config(text.str(), path);
+}
+
+}  // namespace memdiag

@@ -1,0 +1,36 @@
+// Validation of single config values, shared by the YAML loader and the command-line flags so
+// both refuse the same things with the same words.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/core/expected.hpp"
+
+namespace memdiag {
+
+// "500ms", "1s", "2m", "1h" (also "1.5s"). Errors say what was expected.
+Expected<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT"; port 1..65535.
+Status check_listen_address(std::string_view address);
+
+// trace|debug|info|warn|error|critical|off
+Status check_log_level(std::string_view level);
+
+Status check_directory_path(std::string_view path);
+
+inline constexpr std::chrono::milliseconds kMinInterval{100};
+inline constexpr std::chrono::milliseconds kMaxInterval{3600 * 1000};
+inline constexpr std::size_t kMaxRing = 100000;
+
+Status check_interval(std::chrono::milliseconds interval);
+Status check_ring(long long ring);
+
+// The closest of `candidates` to `word` if it is a plausible typo, for "did you mean" hints.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string_view>& candidates);
+
+}  // namespace memdiag

@@ -1,0 +1,27 @@
+// The long-running daemon and the one-shot modes, wired from a validated Config.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "daemon/cli.hpp"
+#include "daemon/config.hpp"
+#include "probes/core/source.hpp"
+
+namespace memdiag {
+
+// The enabled sources of this OS, in registration order.
+std::vector<std::unique_ptr<Source>> build_sources(const Config& config);
+
+// Samples once and prints the exposition to stdout. Returns the exit code.
+int run_once(const Config& config);
+
+// Serves until SIGTERM/SIGINT; SIGHUP reloads `options.config_path`. Returns the exit code.
+// The caller must have blocked the handled signals before any thread started.
+int run_daemon(const CliOptions& options, Config config);
+
+// Blocks SIGHUP, SIGTERM and SIGINT in the calling thread (and the threads it creates later),
+// so the daemon receives them with sigwait instead of in async handlers.
+void block_daemon_signals();
+
+}  // namespace memdiag

@@ -1,0 +1,126 @@
+#include "daemon/http_server.hpp"
+
+#include <CivetServer.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "exporters/prometheus/exposition.hpp"
+
+namespace memdiag {
+namespace {
+
+void send_text(mg_connection* conn, int status, const char* reason, const std::string& body,
+               const char* content_type = "text/plain; charset=utf-8") {
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n\r\n",
+            status, reason, content_type, body.size());
+  mg_write(conn, body.data(), body.size());
+}
+
+class MetricsHandler final : public CivetHandler {
+ public:
+  explicit MetricsHandler(const prometheus::Collectable& metrics) : metrics_(metrics) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    send_text(conn, 200, "OK", prom::render_exposition(metrics_), prom::kExpositionContentType);
+    return true;
+  }
+
+ private:
+  const prometheus::Collectable& metrics_;
+};
+
+class HealthHandler final : public CivetHandler {
+ public:
+  explicit HealthHandler(std::function<bool()> healthy) : healthy_(std::move(healthy)) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    if (healthy_()) {
+      send_text(conn, 200, "OK", "ok\n");
+    } else {
+      send_text(conn, 503, "Service Unavailable", "sampler stuck: no sample completed recently\n");
+    }
+    return true;
+  }
+
+ private:
+  std::function<bool()> healthy_;
+};
+
+class IndexHandler final : public CivetHandler {
+ public:
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    send_text(conn, 200, "OK",
+              "<html><head><title>memdiagd</title></head><body><h1>memdiagd</h1>"
+              "<ul><li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/healthz\">/healthz</a></li></ul>"
+              "</body></html>\n",
+              "text/html; charset=utf-8");
+    return true;
+  }
+};
+
+// civetweb reports bind failures through its log callback; keep the last line for our error.
+std::mutex g_civet_log_mutex;
+std::string g_civet_last_log;
+
+int capture_civet_log(const mg_connection*, const char* message) {
+  std::lock_guard lock(g_civet_log_mutex);
+  g_civet_last_log = message ? message : "";
+  spdlog::debug("civetweb: {}", g_civet_last_log);
+  return 1;  // handled: keep civetweb from printing it itself
+}
+
+// civetweb spells "all interfaces" as a bare port.
+std::string civet_listening_port(const std::string& address) {
+  if (!address.empty() && address.front() == ':') return address.substr(1);
+  return address;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  std::unique_ptr<CivetServer> server;
+  std::unique_ptr<MetricsHandler> metrics;
+  std::unique_ptr<HealthHandler> health;
+  std::unique_ptr<IndexHandler> index;
+};
+
+Expected<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& listen_address, Handlers handlers) {
+  std::unique_ptr<HttpServer> http(new HttpServer());
+  http->listen_address_ = listen_address;
+  http->impl_ = std::make_unique<Impl>();
+  const std::vector<std::string> options = {
+      "listening_ports", civet_listening_port(listen_address),
+      "num_threads", "4",                 // Prometheus, a human, a benchmark: few concurrent peers
+      "enable_keep_alive", "yes",
+      "keep_alive_timeout_ms", "30000",
+      "request_timeout_ms", "10000",
+      "enable_auth_domain_check", "no",
+  };
+  CivetCallbacks callbacks{};
+  callbacks.log_message = capture_civet_log;
+  {
+    std::lock_guard lock(g_civet_log_mutex);
+    g_civet_last_log.clear();
+  }
+  try {
+    http->impl_->server = std::make_unique<CivetServer>(options, &callbacks);
+  } catch (const CivetException&) {
+    std::lock_guard lock(g_civet_log_mutex);
+    std::string why = g_civet_last_log.empty() ? "address in use or not permitted" : g_civet_last_log;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    return make_error("cannot listen on " + listen_address + ": " + why);
+  }
+  http->impl_->metrics = std::make_unique<MetricsHandler>(*handlers.metrics);
+  http->impl_->health = std::make_unique<HealthHandler>(std::move(handlers.healthy));
+  http->impl_->index = std::make_unique<IndexHandler>();
+  http->impl_->server->addHandler("/metrics", *http->impl_->metrics);
+  http->impl_->server->addHandler("/healthz", *http->impl_->health);
+  http->impl_->server->addHandler("/$", *http->impl_->index);
+  return http;
+}
+
+HttpServer::~HttpServer() {
+  if (impl_ && impl_->server) impl_->server->close();
+}
+
+}  // namespace memdiag

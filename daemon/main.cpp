@@ -1,0 +1,46 @@
+// memdiagd entry point: parse the command line, resolve the config, pick the mode.
+// Exit codes: 0 ok, 1 runtime failure (port taken), 2 bad command line or config.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "daemon/build_info.hpp"
+#include "daemon/cli.hpp"
+#include "daemon/daemon.hpp"
+#include "daemon/logging.hpp"
+
+int main(int argc, char** argv) {
+  using namespace memdiag;
+  // Before any thread exists, so every thread inherits the mask and only sigwait sees them.
+  block_daemon_signals();
+  setup_logging();
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto options = parse_cli(args);
+  if (!options) {
+    std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (options->version) {
+    std::printf("memdiagd %s (%s, %s)\n", build::kVersion, build::kRevision, build::kCompiler);
+    return 0;
+  }
+  auto config = resolve_config(*options);
+  if (!config) {
+    std::fprintf(stderr, "memdiagd: invalid config: %s\n", config.error().to_string().c_str());
+    return 2;
+  }
+  if (options->check_config) {
+    std::printf("%s: ok\n", config->file.c_str());
+    return 0;
+  }
+  set_log_level(config->log_level);
+  if (options->once) return run_once(*config);
+  return run_daemon(*options, std::move(config).value());
+}

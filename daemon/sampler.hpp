@@ -1,0 +1,70 @@
+// The sampler thread: every interval it asks each source for its section, publishes the
+// snapshot, and beats a heartbeat /healthz reads. Source trouble is logged once per change of
+// state, never per sample.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probes/core/snapshot_store.hpp"
+#include "probes/core/source.hpp"
+
+namespace memdiag {
+
+class Sampler {
+ public:
+  Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Takes one sample on the calling thread and publishes it.
+  SnapshotPtr sample_now();
+
+  void start();
+  // Asks the thread to stop and waits up to `grace`; false if it is stuck (in a kernel read).
+  bool stop(std::chrono::milliseconds grace);
+
+  // Swaps in new sources and interval at the next tick without waiting for a running sample.
+  void reconfigure(std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval);
+
+  // True while samples keep completing on time.
+  bool healthy() const;
+  std::chrono::milliseconds interval() const;
+
+ private:
+  struct Slot {
+    std::unique_ptr<Source> source;
+    std::optional<std::string> unsupported;  // probe() failure, checked once
+    bool was_up = true;
+    std::string last_error;
+  };
+  static std::vector<Slot> make_slots(std::vector<std::unique_ptr<Source>> sources);
+  void run();
+  void apply_pending();
+  SourceStatus sample_slot(Slot& slot, Snapshot& snapshot);
+
+  SnapshotStore& store_;
+  std::vector<Slot> slots_;  // touched only by the sampling thread (or before start)
+  std::uint64_t sequence_ = 0;
+
+  std::atomic<std::int64_t> interval_ms_;
+  std::atomic<std::int64_t> heartbeat_ns_;
+
+  std::mutex mutex_;  // guards stop_ and pending_
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::optional<std::pair<std::vector<std::unique_ptr<Source>>, std::chrono::milliseconds>> pending_;
+
+  std::thread thread_;
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace memdiag

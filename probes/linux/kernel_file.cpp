@@ -1,0 +1,78 @@
+#include "probes/linux/kernel_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace memdiag {
+
+KernelFile::KernelFile(std::string path) : path_(std::move(path)) { buffer_.resize(4096); }
+
+KernelFile::~KernelFile() { close_descriptor(); }
+
+KernelFile::KernelFile(KernelFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
+
+KernelFile& KernelFile::operator=(KernelFile&& other) noexcept {
+  if (this != &other) {
+    close_descriptor();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    buffer_ = std::move(other.buffer_);
+  }
+  return *this;
+}
+
+void KernelFile::close_descriptor() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool KernelFile::exists() const {
+  struct stat st;
+  return ::stat(path_.c_str(), &st) == 0;
+}
+
+Expected<std::string_view> KernelFile::read() {
+  const bool was_open = fd_ >= 0;
+  auto content = read_open_descriptor();
+  if (!content && was_open) {
+    // A descriptor kept from an earlier sample may point at a replaced file; retry fresh.
+    close_descriptor();
+    content = read_open_descriptor();
+  }
+  return content;
+}
+
+Expected<std::string_view> KernelFile::read_open_descriptor() {
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return make_error(path_ + ": " + std::strerror(errno));
+  }
+  std::size_t used = 0;
+  for (;;) {
+    if (used == buffer_.size()) {
+      if (buffer_.size() >= kMaxBytes) {
+        close_descriptor();
+        return make_error(path_ + ": larger than " + std::to_string(kMaxBytes) + " bytes");
+      }
+      buffer_.resize(buffer_.size() * 2);
+    }
+    const ssize_t n = ::pread(fd_, buffer_.data() + used, buffer_.size() - used, static_cast<off_t>(used));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close_descriptor();
+      return make_error(path_ + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  return std::string_view(buffer_.data(), used);
+}
+
+}  // namespace memdiag

@@ -1,0 +1,43 @@
+// A kernel text file read again and again. The descriptor stays open and each read starts
+// at offset 0 (procfs and seq_file regenerate the content), so a sample costs one pread
+// instead of open+read+close, and keeps working when the node cannot spare much. If the file
+// disappears or an old descriptor goes stale, the next read reopens it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "probes/core/expected.hpp"
+
+namespace memdiag {
+
+class KernelFile {
+ public:
+  // Files larger than this are treated as garbage rather than read into memory.
+  static constexpr std::size_t kMaxBytes = 1 << 20;
+
+  explicit KernelFile(std::string path);
+  ~KernelFile();
+  KernelFile(const KernelFile&) = delete;
+  KernelFile& operator=(const KernelFile&) = delete;
+  KernelFile(KernelFile&& other) noexcept;
+  KernelFile& operator=(KernelFile&& other) noexcept;
+
+  // The content, valid until the next read. Errors name the path and errno text.
+  Expected<std::string_view> read();
+
+  // Whether the file exists (without keeping it open).
+  bool exists() const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  Expected<std::string_view> read_open_descriptor();
+  void close_descriptor();
+
+  std::string path_;
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace memdiag

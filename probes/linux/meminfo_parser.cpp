@@ -1,0 +1,63 @@
+#include "probes/linux/meminfo_parser.hpp"
+
+#include <limits>
+
+#include "probes/linux/text_scan.hpp"
+
+namespace memdiag {
+namespace {
+
+bool is_meminfo_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '(' || c == ')';
+}
+
+}  // namespace
+
+Status parse_meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
+  out.clear();
+  text::NameSet seen;
+  std::string_view rest = text;
+  std::string_view line;
+  std::size_t line_number = 0;
+  while (text::next_line(rest, line)) {
+    ++line_number;
+    if (text::trim(line).empty()) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      return text::line_error(line_number, line, "expected 'Name: value [kB]'");
+    }
+    const std::string_view name = line.substr(0, colon);
+    for (char c : name) {
+      if (!is_meminfo_name_char(c)) return text::line_error(line_number, line, "bad field name");
+    }
+    std::string_view fields = line.substr(colon + 1);
+    const std::string_view number = text::next_token(fields);
+    const std::string_view unit = text::next_token(fields);
+    if (!text::next_token(fields).empty()) {
+      return text::line_error(line_number, line, "trailing text after value");
+    }
+    auto value = text::parse_u64(number);
+    if (!value) return text::line_error(line_number, line, value.error().message);
+    bool in_bytes = false;
+    std::uint64_t v = *value;
+    if (unit == "kB") {
+      if (v > std::numeric_limits<std::uint64_t>::max() / 1024) {
+        return text::line_error(line_number, line, "kB value overflows 64 bits in bytes");
+      }
+      v *= 1024;
+      in_bytes = true;
+    } else if (!unit.empty()) {
+      return text::line_error(line_number, line, "unknown unit");
+    }
+    if (out.size() >= text::kMaxFields) {
+      return text::line_error(line_number, line, "more fields than any kernel has");
+    }
+    if (!seen.insert(name)) return text::line_error(line_number, line, "duplicate field");
+    out.push_back(MeminfoEntry{name, v, in_bytes});
+  }
+  if (out.empty()) return make_error("no fields (empty or blank file)");
+  return Ok{};
+}
+
+}  // namespace memdiag

@@ -1,0 +1,53 @@
+#include "probes/linux/vm_sysctl_source.hpp"
+
+#include "probes/linux/text_scan.hpp"
+
+namespace memdiag {
+
+const std::vector<std::string_view>& VmSysctlSource::known_sysctls() {
+  // Single-integer sysctls only (lowmem_reserve_ratio and friends print several values).
+  static const std::vector<std::string_view> kNames = {
+      "overcommit_memory",      "overcommit_ratio",        "overcommit_kbytes",
+      "max_map_count",          "min_free_kbytes",         "watermark_scale_factor",
+      "watermark_boost_factor", "swappiness",              "vfs_cache_pressure",
+      "dirty_ratio",            "dirty_background_ratio",  "dirty_bytes",
+      "dirty_background_bytes", "admin_reserve_kbytes",    "user_reserve_kbytes",
+      "zone_reclaim_mode",      "page-cluster",            "oom_kill_allocating_task",
+      "panic_on_oom",           "nr_hugepages",            "nr_overcommit_hugepages",
+      "compaction_proactiveness", "extfrag_threshold",     "min_unmapped_ratio",
+      "min_slab_ratio",
+  };
+  return kNames;
+}
+
+VmSysctlSource::VmSysctlSource(const std::string& procfs_root) : directory_(procfs_root + "/sys/vm") {
+  files_.reserve(known_sysctls().size());
+  for (std::string_view name : known_sysctls()) files_.emplace_back(directory_ + "/" + std::string(name));
+}
+
+Status VmSysctlSource::probe() {
+  for (const auto& f : files_) {
+    if (f.exists()) return Ok{};
+  }
+  return make_error(directory_ + " has none of the vm sysctls");
+}
+
+Status VmSysctlSource::sample(Snapshot& out) {
+  VmSysctlSection section;
+  section.values.reserve(files_.size());
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    auto text = files_[i].read();
+    if (!text) {
+      if (!files_[i].exists()) continue;  // older kernel, or a NUMA-only knob
+      return text.error();
+    }
+    auto value = text::parse_i64(text::trim(*text));
+    if (!value) return make_error(files_[i].path() + ": " + value.error().message);
+    section.values.push_back(VmSysctlValue{known_sysctls()[i], *value});
+  }
+  if (section.values.empty()) return make_error(directory_ + " has none of the vm sysctls");
+  out.vm_sysctl = std::move(section);
+  return Ok{};
+}
+
+}  // namespace memdiag
