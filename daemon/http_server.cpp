@@ -58,14 +58,15 @@ class IndexHandler final : public CivetHandler {
   }
 };
 
-// civetweb reports bind failures through its log callback; keep the last line for our error.
+// civetweb reports bind failures through its log callback ("cannot bind to ...: Address
+// already in use", then a generic line); keep the first line for our error.
 std::mutex g_civet_log_mutex;
 std::string g_civet_last_log;
 
 int capture_civet_log(const mg_connection*, const char* message) {
   std::lock_guard lock(g_civet_log_mutex);
-  g_civet_last_log = message ? message : "";
-  spdlog::debug("civetweb: {}", g_civet_last_log);
+  if (g_civet_last_log.empty() && message) g_civet_last_log = message;
+  spdlog::debug("civetweb: {}", message ? message : "");
   return 1;  // handled: keep civetweb from printing it itself
 }
 
