@@ -1,0 +1,164 @@
+// Config validation: the defaults, the documented example, and bad configs each refused with
+// the key and line that are wrong.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+
+#include "daemon/cli.hpp"
+#include "daemon/config.hpp"
+#include "daemon/config_values.hpp"
+
+namespace memdiag {
+namespace {
+
+TEST(Config, EmptyFileMeansDefaults) {
+  auto config = parse_config("", "empty.yaml");
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->listen_address, kDefaultListenAddress);
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(config->ring, 300u);
+  EXPECT_TRUE(config->source_enabled("meminfo"));
+  EXPECT_TRUE(config->source_enabled("pressure"));
+}
+
+TEST(Config, FullDocument) {
+  auto config = parse_config(R"(
+web:
+  listen_address: "127.0.0.1:9100"
+paths: { procfs: /host/proc, sysfs: /host/sys }
+sampler: { interval: 500ms, ring: 60 }
+log: { level: debug }
+sources:
+  meminfo: { enabled: true }
+  vmstat: { enabled: false }
+  pressure:
+)",
+                             "full.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, "127.0.0.1:9100");
+  EXPECT_EQ(config->paths.procfs, "/host/proc");
+  EXPECT_EQ(config->paths.sysfs, "/host/sys");
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(config->ring, 60u);
+  EXPECT_EQ(config->log_level, "debug");
+  EXPECT_FALSE(config->source_enabled("vmstat"));
+  EXPECT_TRUE(config->source_enabled("pressure"));
+}
+
+TEST(Config, ShippedExampleIsValid) {
+  auto config = load_config_file(MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
+}
+
+struct BadConfig {
+  const char* yaml;
+  const char* key;
+  int line;
+  const char* reason_part;
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, RefusedWithKeyLineAndReason) {
+  const BadConfig& bad = GetParam();
+  auto config = parse_config(bad.yaml, "bad.yaml");
+  ASSERT_FALSE(config) << bad.yaml;
+  EXPECT_EQ(config.error().file, "bad.yaml");
+  EXPECT_EQ(config.error().key, bad.key) << config.error().to_string();
+  EXPECT_EQ(config.error().line, bad.line) << config.error().to_string();
+  EXPECT_NE(config.error().reason.find(bad.reason_part), std::string::npos) << config.error().to_string();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigTest,
+    ::testing::Values(
+        BadConfig{"sampler:\n  intervl: 1s\n", "sampler.intervl", 2, "did you mean 'interval'"},
+        BadConfig{"sampler:\n  interval: fast\n", "sampler.interval", 2, "expected a duration"},
+        BadConfig{"sampler:\n  interval: 10ms\n", "sampler.interval", 2, "between 100ms and 1h"},
+        BadConfig{"sampler:\n  interval: 2h\n", "sampler.interval", 2, "between 100ms and 1h"},
+        BadConfig{"sampler:\n  ring: 0\n", "sampler.ring", 2, "between 1 and"},
+        BadConfig{"sampler:\n  ring: lots\n", "sampler.ring", 2, "whole number"},
+        BadConfig{"sampler:\n  ring: [1, 2]\n", "sampler.ring", 2, "single value"},
+        BadConfig{"web:\n  listen_address: 9842\n", "web.listen_address", 2, "HOST:PORT"},
+        BadConfig{"web:\n  listen_address: \"127.0.0.1:70000\"\n", "web.listen_address", 2, "1..65535"},
+        BadConfig{"log:\n  level: verbose\n", "log.level", 2, "expected one of"},
+        BadConfig{"paths:\n  procfs: relative/proc\n", "paths.procfs", 2, "absolute path"},
+        BadConfig{"sources:\n  meminfo:\n    enabled: maybe\n", "sources.meminfo.enabled", 3, "true or false"},
+        BadConfig{"sources:\n  memnfo: {enabled: true}\n", "sources.memnfo", 2, "did you mean 'meminfo'"},
+        BadConfig{"sources:\n  zzz: {enabled: true}\n", "sources.zzz", 2, "expected one of"},
+        BadConfig{"log: {level: info}\nlog: {level: debug}\n", "log", 2, "duplicate key"},
+        BadConfig{"web: [1, 2]\n", "web", 1, "expected a mapping"},
+        BadConfig{"- just\n- a list\n", "<top level>", 1, "expected a mapping"},
+        BadConfig{"web:\n  listen_address: {a: [1,\n", "<yaml>", 3, "not valid YAML"},
+        BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"}),
+    [](const ::testing::TestParamInfo<BadConfig>& info) {
+      std::string name = std::to_string(info.index) + "_";
+      for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      return name;
+    });
+
+TEST(ConfigFile, MissingFileIsAnError) {
+  auto config = load_config_file("/nonexistent/memdiagd.yaml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().to_string().find("/nonexistent/memdiagd.yaml"), std::string::npos);
+}
+
+TEST(ConfigError, FormatsFileLineKeyReason) {
+  ConfigError e{"/etc/memdiagd.yaml", 7, "sampler.interval", "expected a duration"};
+  EXPECT_EQ(e.to_string(), "/etc/memdiagd.yaml:7: sampler.interval: expected a duration");
+}
+
+TEST(Duration, Units) {
+  EXPECT_EQ(*parse_duration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*parse_duration("1s"), std::chrono::milliseconds(1000));
+  EXPECT_EQ(*parse_duration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*parse_duration("2m"), std::chrono::milliseconds(120000));
+  EXPECT_EQ(*parse_duration("1h"), std::chrono::milliseconds(3600000));
+  EXPECT_FALSE(parse_duration("1"));
+  EXPECT_FALSE(parse_duration("s"));
+  EXPECT_FALSE(parse_duration("1 s"));
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("1e400s"));
+}
+
+TEST(ListenAddress, Forms) {
+  EXPECT_TRUE(check_listen_address("0.0.0.0:9842"));
+  EXPECT_TRUE(check_listen_address(":9842"));
+  EXPECT_TRUE(check_listen_address("[::1]:9842"));
+  EXPECT_TRUE(check_listen_address("localhost:1"));
+  EXPECT_FALSE(check_listen_address("9842"));
+  EXPECT_FALSE(check_listen_address("host:0"));
+  EXPECT_FALSE(check_listen_address("host:port"));
+  EXPECT_FALSE(check_listen_address("[::1:9842"));
+  EXPECT_FALSE(check_listen_address("a b:80"));
+}
+
+TEST(Cli, FlagsOverrideTheFile) {
+  auto options = parse_cli({"--config", MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml", "--web.listen-address=127.0.0.1:1234",
+                            "--path.procfs", "/fixture/proc", "--log.level", "warn"});
+  ASSERT_TRUE(options) << options.error().message;
+  auto config = resolve_config(*options);
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, "127.0.0.1:1234");
+  EXPECT_EQ(config->paths.procfs, "/fixture/proc");
+  EXPECT_EQ(config->log_level, "warn");
+}
+
+TEST(Cli, BadFlagsAreRefusedWithTheFlagNamed) {
+  EXPECT_FALSE(parse_cli({"--web.listen-adress", "x"}));
+  EXPECT_NE(parse_cli({"--web.listen-adress", "x"}).error().message.find("did you mean '--web.listen-address'"),
+            std::string::npos);
+  EXPECT_FALSE(parse_cli({"--config"}));
+  EXPECT_FALSE(parse_cli({"--check-config"}));  // needs --config
+  EXPECT_FALSE(parse_cli({"--once=yes"}));
+  auto options = parse_cli({"--log.level", "loud"});
+  ASSERT_TRUE(options);
+  auto config = resolve_config(*options);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().key, "--log.level");
+}
+
+}  // namespace
+}  // namespace memdiag

@@ -1,0 +1,156 @@
+// The Prometheus rendering of snapshots: contract names, types, labels and valid names.
+#include <gtest/gtest.h>
+#include <prometheus/check_names.h>
+
+#include <set>
+
+#include "exporters/prometheus/exposition.hpp"
+#include "exporters/prometheus/snapshot_collector.hpp"
+#include "probes/linux/linux_sources.hpp"
+
+namespace memdiag::prom {
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+const MetricFamily* find(const std::vector<MetricFamily>& families, const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+SnapshotPtr fixture_snapshot(const std::string& tree) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->sequence = 7;
+  for (std::string_view name : linux_source_names()) {
+    auto source = make_linux_source(name, KernelPaths{MEMDIAG_SOURCE_DIR "/tests/fixtures/" + tree + "/proc", "/sys"});
+    SourceStatus status{std::string(name), false, 0.001, ""};
+    Status st = source->probe();
+    if (st) st = source->sample(*snap);
+    status.up = st.ok();
+    if (!st) status.error = st.error().message;
+    snap->sources.push_back(status);
+  }
+  return snap;
+}
+
+TEST(Collector, RendersContractNamesWithTypes) {
+  SnapshotStore store(4);
+  store.publish(fixture_snapshot("kernel-6.18"));
+  SnapshotCollector collector(store, BuildInfo{"1.2.3", "abc", "gcc"});
+  const auto families = collector.Collect();
+
+  const auto* total = find(families, "memdiag_meminfo_mem_total_bytes");
+  ASSERT_NE(total, nullptr);
+  EXPECT_EQ(total->type, MetricType::Gauge);
+  EXPECT_DOUBLE_EQ(total->metric.at(0).gauge.value, 24683656.0 * 1024);
+
+  for (const char* name : {"memdiag_meminfo_mem_available_bytes", "memdiag_meminfo_committed_as_bytes",
+                           "memdiag_meminfo_commit_limit_bytes", "memdiag_meminfo_anon_pages_bytes",
+                           "memdiag_meminfo_active_anon_bytes"}) {
+    EXPECT_NE(find(families, name), nullptr) << name;
+  }
+  const auto* pgscan = find(families, "memdiag_vmstat_pgscan_direct_total");
+  ASSERT_NE(pgscan, nullptr);
+  EXPECT_EQ(pgscan->type, MetricType::Counter);
+  const auto* free_pages = find(families, "memdiag_vmstat_nr_free_pages");
+  ASSERT_NE(free_pages, nullptr);
+  EXPECT_EQ(free_pages->type, MetricType::Gauge);
+  for (const char* name : {"memdiag_vmstat_allocstall_normal_total", "memdiag_vmstat_workingset_refault_file_total",
+                           "memdiag_vmstat_oom_kill_total"}) {
+    EXPECT_NE(find(families, name), nullptr) << name;
+  }
+
+  const auto* build = find(families, "memdiag_build_info");
+  ASSERT_NE(build, nullptr);
+  EXPECT_EQ(build->metric.at(0).label.at(0).value, "1.2.3");
+}
+
+TEST(Collector, EveryKernelFieldIsExportedOnce) {
+  const auto snap = fixture_snapshot("kernel-6.18");
+  SnapshotStore store(1);
+  store.publish(snap);
+  const auto families = SnapshotCollector(store, {}).Collect();
+  std::size_t meminfo = 0, vmstat = 0;
+  std::set<std::string> names;
+  for (const auto& f : families) {
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate family " << f.name;
+    EXPECT_TRUE(prometheus::CheckMetricName(f.name)) << f.name;
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    if (f.name.rfind("memdiag_meminfo_", 0) == 0) ++meminfo;
+    if (f.name.rfind("memdiag_vmstat_", 0) == 0) ++vmstat;
+    if (f.type == MetricType::Counter) {
+      EXPECT_EQ(f.name.substr(f.name.size() - 6), "_total") << f.name;
+    }
+    for (const auto& m : f.metric) {
+      for (const auto& l : m.label) EXPECT_TRUE(prometheus::CheckLabelName(l.name)) << l.name;
+    }
+  }
+  EXPECT_EQ(meminfo, snap->meminfo->values.size());
+  EXPECT_EQ(vmstat, snap->vmstat->values.size());
+}
+
+TEST(Collector, PressureSecondsAndRatios) {
+  SnapshotStore store(1);
+  store.publish(fixture_snapshot("kernel-5.4"));
+  const auto families = SnapshotCollector(store, {}).Collect();
+  const auto* total = find(families, "memdiag_pressure_stall_seconds_total");
+  ASSERT_NE(total, nullptr);
+  // memory some+full, io some+full, cpu some only (5.4 prints no cpu full line)
+  EXPECT_EQ(total->metric.size(), 5u);
+  bool saw_memory_full = false;
+  for (const auto& m : total->metric) {
+    if (m.label.at(0).value == "memory" && m.label.at(1).value == "full") {
+      EXPECT_DOUBLE_EQ(m.counter.value, 456.789012);
+      saw_memory_full = true;
+    }
+  }
+  EXPECT_TRUE(saw_memory_full);
+  const auto* ratio = find(families, "memdiag_pressure_ratio");
+  ASSERT_NE(ratio, nullptr);
+  EXPECT_EQ(ratio->metric.size(), 15u);
+  EXPECT_DOUBLE_EQ(ratio->metric.at(0).gauge.value, 0.125);  // memory some avg10=12.50
+  const auto* sysctl = find(families, "memdiag_vm_sysctl");
+  ASSERT_NE(sysctl, nullptr);
+  bool saw_overcommit = false;
+  for (const auto& m : sysctl->metric) {
+    if (m.label.at(0).value == "overcommit_memory") {
+      EXPECT_EQ(m.gauge.value, 1);
+      saw_overcommit = true;
+    }
+  }
+  EXPECT_TRUE(saw_overcommit);
+}
+
+TEST(Collector, DownSourceHasStatusButNoStaleSeries) {
+  SnapshotStore store(1);
+  store.publish(fixture_snapshot("kernel-3.10"));
+  const auto families = SnapshotCollector(store, {}).Collect();
+  EXPECT_EQ(find(families, "memdiag_pressure_ratio"), nullptr);
+  const auto* up = find(families, "memdiag_source_up");
+  ASSERT_NE(up, nullptr);
+  for (const auto& m : up->metric) {
+    EXPECT_EQ(m.gauge.value, m.label.at(0).value == "pressure" ? 0 : 1) << m.label.at(0).value;
+  }
+}
+
+TEST(Collector, BeforeTheFirstSampleOnlyBuildInfo) {
+  SnapshotStore store(1);
+  const auto families = SnapshotCollector(store, {}).Collect();
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_EQ(families[0].name, "memdiag_build_info");
+}
+
+TEST(Exposition, TextFormat) {
+  SnapshotStore store(1);
+  store.publish(fixture_snapshot("kernel-6.18"));
+  const std::string text = render_exposition(SnapshotCollector(store, {}));
+  EXPECT_NE(text.find("# TYPE memdiag_vmstat_pgscan_direct_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("\nmemdiag_meminfo_mem_total_bytes 25276063744\n"), std::string::npos);
+  EXPECT_NE(text.find("memdiag_pressure_ratio{resource=\"memory\",kind=\"some\",window=\"10s\"}"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memdiag::prom

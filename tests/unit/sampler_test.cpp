@@ -1,0 +1,108 @@
+// The sampler and the snapshot store: publishing, the ring, failing sources, health.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "daemon/sampler.hpp"
+
+namespace memdiag {
+namespace {
+
+// A source under the test's control: real Source interface, scripted outcome.
+class ScriptedSource final : public Source {
+ public:
+  ScriptedSource(std::string name, bool supported) : name_(std::move(name)), supported_(supported) {}
+  std::string_view name() const override { return name_; }
+  Status probe() override { return supported_ ? Status(Ok{}) : Status(make_error("not on this kernel")); }
+  Status sample(Snapshot& out) override {
+    ++calls;
+    if (fail.load()) return make_error("scripted failure");
+    VmSysctlSection section;
+    section.values.push_back({"overcommit_memory", calls.load()});
+    out.vm_sysctl = section;
+    return Ok{};
+  }
+  std::atomic<int> calls{0};
+  std::atomic<bool> fail{false};
+
+ private:
+  std::string name_;
+  bool supported_;
+};
+
+TEST(SnapshotStore, RingKeepsTheNewest) {
+  SnapshotStore store(3);
+  EXPECT_EQ(store.latest(), nullptr);
+  for (int i = 1; i <= 5; ++i) {
+    auto s = std::make_shared<Snapshot>();
+    s->sequence = i;
+    store.publish(s);
+  }
+  EXPECT_EQ(store.latest()->sequence, 5u);
+  auto recent = store.recent();
+  ASSERT_EQ(recent.size(), 3u);
+  EXPECT_EQ(recent.front()->sequence, 3u);
+  store.set_ring_capacity(1);
+  EXPECT_EQ(store.ring_size(), 1u);
+  EXPECT_EQ(store.latest()->sequence, 5u);
+}
+
+TEST(Sampler, FailingSourceDoesNotStopTheOthers) {
+  SnapshotStore store(10);
+  auto good = std::make_unique<ScriptedSource>("good", true);
+  auto bad = std::make_unique<ScriptedSource>("bad", true);
+  auto unsupported = std::make_unique<ScriptedSource>("unsupported", false);
+  bad->fail = true;
+  ScriptedSource* unsupported_raw = unsupported.get();
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::move(bad));
+  sources.push_back(std::move(good));
+  sources.push_back(std::move(unsupported));
+  Sampler sampler(store, std::move(sources), std::chrono::milliseconds(1000));
+  auto snap = sampler.sample_now();
+  ASSERT_EQ(snap->sources.size(), 3u);
+  EXPECT_FALSE(snap->sources[0].up);
+  EXPECT_EQ(snap->sources[0].error, "scripted failure");
+  EXPECT_TRUE(snap->sources[1].up);
+  EXPECT_FALSE(snap->sources[2].up);
+  EXPECT_EQ(snap->sources[2].error, "not on this kernel");
+  EXPECT_EQ(unsupported_raw->calls, 0);  // unsupported sources are not sampled
+  ASSERT_TRUE(snap->vm_sysctl);
+  EXPECT_EQ(store.latest(), snap);
+}
+
+TEST(Sampler, ThreadSamplesAtTheIntervalAndStops) {
+  SnapshotStore store(100);
+  auto source = std::make_unique<ScriptedSource>("s", true);
+  ScriptedSource* raw = source.get();
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::move(source));
+  Sampler sampler(store, std::move(sources), std::chrono::milliseconds(100));
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(550));
+  EXPECT_TRUE(sampler.healthy());
+  ASSERT_TRUE(sampler.stop(std::chrono::milliseconds(2000)));
+  // 100 ms interval over ~550 ms: about 6 samples; a loose band so a loaded machine passes.
+  EXPECT_GE(raw->calls.load(), 3);
+  EXPECT_LE(raw->calls.load(), 8);
+  EXPECT_EQ(store.latest()->sequence, static_cast<std::uint64_t>(raw->calls.load()));
+}
+
+TEST(Sampler, ReconfigureSwapsSourcesAndInterval) {
+  SnapshotStore store(100);
+  std::vector<std::unique_ptr<Source>> first;
+  first.push_back(std::make_unique<ScriptedSource>("first", true));
+  Sampler sampler(store, std::move(first), std::chrono::milliseconds(1000));
+  sampler.start();
+  std::vector<std::unique_ptr<Source>> second;
+  second.push_back(std::make_unique<ScriptedSource>("second", true));
+  sampler.reconfigure(std::move(second), std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(sampler.stop(std::chrono::milliseconds(2000)));
+  EXPECT_EQ(sampler.interval(), std::chrono::milliseconds(100));
+  EXPECT_EQ(store.latest()->sources.at(0).name, "second");
+}
+
+}  // namespace
+}  // namespace memdiag

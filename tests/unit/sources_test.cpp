@@ -1,0 +1,184 @@
+// Sources against fixture trees shaped like several kernels' /proc, and against this
+// machine's real /proc.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "probes/linux/kernel_file.hpp"
+#include "probes/linux/linux_sources.hpp"
+
+namespace memdiag {
+namespace {
+
+const std::string kFixtures = MEMDIAG_SOURCE_DIR "/tests/fixtures";
+
+Snapshot sample_all(const std::string& procfs, std::vector<std::string>* errors = nullptr) {
+  Snapshot snap;
+  for (std::string_view name : linux_source_names()) {
+    auto source = make_linux_source(name, KernelPaths{procfs, "/sys"});
+    Status st = source->probe();
+    if (st) st = source->sample(snap);
+    if (!st && errors) errors->push_back(std::string(name) + ": " + st.error().message);
+  }
+  return snap;
+}
+
+TEST(Sources, Kernel618Tree) {
+  std::vector<std::string> errors;
+  Snapshot snap = sample_all(kFixtures + "/kernel-6.18/proc", &errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  ASSERT_TRUE(snap.meminfo);
+  EXPECT_EQ(snap.meminfo->get("MemTotal"), 24683656ull * 1024);
+  EXPECT_TRUE(snap.meminfo->get("SecPageTables").has_value());
+  ASSERT_TRUE(snap.vmstat);
+  EXPECT_TRUE(snap.vmstat->get("workingset_refault_file").has_value());
+  EXPECT_EQ(snap.vmstat->schema->size(), 192u);
+  ASSERT_TRUE(snap.pressure);
+  for (const auto& r : snap.pressure->resources) {
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(r->full.has_value());
+  }
+  ASSERT_TRUE(snap.vm_sysctl);
+  EXPECT_EQ(snap.vm_sysctl->values.size(), 25u);
+}
+
+TEST(Sources, Kernel54TreeCpuPsiWithoutFull) {
+  std::vector<std::string> errors;
+  Snapshot snap = sample_all(kFixtures + "/kernel-5.4/proc", &errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  ASSERT_TRUE(snap.pressure);
+  const auto& cpu = snap.pressure->resources[static_cast<int>(PsiResourceKind::kCpu)];
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_FALSE(cpu->full.has_value());
+  EXPECT_DOUBLE_EQ(cpu->some.avg10, 0.45);
+  const auto& memory = snap.pressure->resources[static_cast<int>(PsiResourceKind::kMemory)];
+  EXPECT_EQ(memory->full->total_us, 456789012u);
+  EXPECT_EQ(snap.vmstat->get("allocstall_normal"), 88110u);
+  EXPECT_EQ(snap.vmstat->get("workingset_refault"), 4410234u);
+  EXPECT_FALSE(snap.meminfo->get("SecPageTables").has_value());
+  EXPECT_TRUE(snap.meminfo->get("KReclaimable").has_value());
+}
+
+TEST(Sources, Kernel310TreeHasNoPsi) {
+  auto pressure = make_linux_source("pressure", KernelPaths{kFixtures + "/kernel-3.10/proc", "/sys"});
+  auto st = pressure->probe();
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("PSI not available"), std::string::npos);
+
+  std::vector<std::string> errors;
+  Snapshot snap = sample_all(kFixtures + "/kernel-3.10/proc", &errors);
+  ASSERT_EQ(errors.size(), 1u);  // only pressure
+  EXPECT_FALSE(snap.pressure);
+  EXPECT_EQ(snap.vmstat->get("allocstall"), 90122u);
+  EXPECT_EQ(snap.vmstat->get("pgscan_direct_normal"), 5011223u);
+  EXPECT_EQ(snap.meminfo->get("Committed_AS"), 13877320ull * 1024);
+  // A sysctl this kernel lacks is skipped, not an error.
+  ASSERT_TRUE(snap.vm_sysctl);
+  for (const auto& v : snap.vm_sysctl->values) EXPECT_NE(v.name, "compaction_proactiveness");
+}
+
+TEST(Sources, BrokenTreeMarksEachSourceDownWithTheReason) {
+  const KernelPaths paths{kFixtures + "/broken/proc", "/sys"};
+  Snapshot snap;
+  auto meminfo = make_linux_source("meminfo", paths);
+  auto st = meminfo->sample(snap);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("line 2"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("meminfo"), std::string::npos);
+  EXPECT_FALSE(snap.meminfo);
+
+  auto vmstat = make_linux_source("vmstat", paths);
+  EXPECT_FALSE(vmstat->sample(snap));
+  EXPECT_FALSE(snap.vmstat);
+
+  auto pressure = make_linux_source("pressure", paths);
+  auto pst = pressure->sample(snap);
+  ASSERT_FALSE(pst);
+  EXPECT_NE(pst.error().message.find("pressure/memory"), std::string::npos);
+  EXPECT_FALSE(snap.pressure);
+
+  auto sysctl = make_linux_source("vm_sysctl", paths);
+  auto sst = sysctl->sample(snap);
+  ASSERT_FALSE(sst);
+  EXPECT_NE(sst.error().message.find("max_map_count"), std::string::npos);
+}
+
+TEST(Sources, MissingTreeIsUnsupported) {
+  for (std::string_view name : linux_source_names()) {
+    auto source = make_linux_source(name, KernelPaths{"/nonexistent-procfs", "/sys"});
+    EXPECT_FALSE(source->probe()) << name;
+    Snapshot snap;
+    EXPECT_FALSE(source->sample(snap)) << name;
+  }
+}
+
+TEST(Sources, SchemaIsSharedBetweenSamplesOfTheSameKernel) {
+  auto vmstat = make_linux_source("vmstat", KernelPaths{});
+  Snapshot a, b;
+  ASSERT_TRUE(vmstat->sample(a));
+  ASSERT_TRUE(vmstat->sample(b));
+  EXPECT_EQ(a.vmstat->schema.get(), b.vmstat->schema.get());
+}
+
+TEST(Sources, RealProcMatchesAFreshRead) {
+  auto meminfo = make_linux_source("meminfo", KernelPaths{});
+  Snapshot snap;
+  ASSERT_TRUE(meminfo->sample(snap));
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  in >> key >> kb;
+  ASSERT_EQ(key, "MemTotal:");
+  EXPECT_EQ(snap.meminfo->get("MemTotal"), kb * 1024);
+}
+
+TEST(KernelFile, RereadsFromOffsetZeroAndSeesNewContent) {
+  const std::string path = ::testing::TempDir() + "/memdiag_kernel_file_test";
+  { std::ofstream(path) << "first\n"; }
+  KernelFile file(path);
+  auto one = file.read();
+  ASSERT_TRUE(one);
+  EXPECT_EQ(*one, "first\n");
+  { std::ofstream(path, std::ios::trunc) << "second, longer content\n"; }
+  auto two = file.read();
+  ASSERT_TRUE(two);
+  EXPECT_EQ(*two, "second, longer content\n");
+  std::filesystem::remove(path);
+  EXPECT_FALSE(file.exists());
+}
+
+TEST(KernelFile, RealProcfsRereadIsFresh) {
+  // /proc/self/stat changes between reads of the same descriptor (utime/stime, minflt):
+  // proves pread at offset 0 regenerates procfs content instead of serving a stale copy.
+  KernelFile file("/proc/vmstat");
+  auto one = file.read();
+  ASSERT_TRUE(one);
+  const std::string first(*one);
+  std::vector<char> touch(64 << 20, 1);  // fault in 16k pages: pgfault must move
+  auto two = file.read();
+  ASSERT_TRUE(two);
+  EXPECT_NE(first, std::string(*two));
+  EXPECT_GT(touch[4096], 0);
+}
+
+TEST(KernelFile, LargerThanLimitIsRefused) {
+  const std::string path = ::testing::TempDir() + "/memdiag_kernel_file_big";
+  { std::ofstream(path) << std::string(KernelFile::kMaxBytes + 10, 'x'); }
+  KernelFile file(path);
+  auto content = file.read();
+  ASSERT_FALSE(content);
+  EXPECT_NE(content.error().message.find("larger than"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(KernelFile, MissingFileNamesThePath) {
+  KernelFile file("/nonexistent/meminfo");
+  auto content = file.read();
+  ASSERT_FALSE(content);
+  EXPECT_NE(content.error().message.find("/nonexistent/meminfo"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memdiag
