@@ -67,7 +67,7 @@ class Loader {
   }
 
   void expect_map(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsMap()) refuse(node, key.empty() ? "<top level>" : key, "expected a mapping (key: value lines)");
+    if (!node.IsMap()) refuse(node, key.empty() ? "<root>" : key, "expected a mapping (key: value lines)");
   }
 
   // Visits each key of a mapping, refusing unknown and duplicate keys.
@@ -76,7 +76,7 @@ class Loader {
     std::set<std::string> seen;
     for (const auto& entry : map) {
       const YAML::Node& key_node = entry.first;
-      if (!key_node.IsScalar()) refuse(key_node, prefix.empty() ? "<top level>" : prefix, "keys must be plain words");
+      if (!key_node.IsScalar()) refuse(key_node, prefix.empty() ? "<root>" : prefix, "keys must be plain words");
       const std::string key = key_node.Scalar();
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         std::string reason = "unknown key";

@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"sources:\n  zzz: {enabled: true}\n", "sources.zzz", 2, "expected one of"},
         BadConfig{"log: {level: info}\nlog: {level: debug}\n", "log", 2, "duplicate key"},
         BadConfig{"web: [1, 2]\n", "web", 1, "expected a mapping"},
-        BadConfig{"- just\n- a list\n", "<top level>", 1, "expected a mapping"},
+        BadConfig{"- just\n- a list\n", "<root>", 1, "expected a mapping"},
         BadConfig{"web:\n  listen_address: {a: [1,\n", "<yaml>", 3, "not valid YAML"},
         BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) {

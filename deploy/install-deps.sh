@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything memdiag needs to build, run and test, from Debian's archive (bookworm).
+# Idempotent: when every package is already present it touches nothing (no apt-get update).
+# Run as root (or through sudo).
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git
+  libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev
+  # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  python3 prometheus prometheus-node-exporter curl procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: need root to install: ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,122 @@
+"""Runs the real memdiagd for end-to-end tests: free loopback ports, readiness, scraping,
+parsing the exposition, and always cleaning up."""
+import http.client
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MEMDIAGD = os.environ.get("MEMDIAGD", os.path.join(REPO, "build", "bin", "memdiagd"))
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$')
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_exposition(text):
+    """{(name, labels-string): float} for every sample line."""
+    samples = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE_RE.match(line)
+        if not m:
+            raise AssertionError("unparseable exposition line: %r" % line)
+        samples[(m.group(1), m.group(2) or "")] = float(m.group(3))
+    return samples
+
+
+def http_get(port, path, timeout=5):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+class Daemon:
+    """memdiagd on a free 127.0.0.1 port; stderr captured to a file for log assertions."""
+
+    def __init__(self, *args, port=None, listen_flag=True):
+        """listen_flag=False: the config file given in args sets web.listen_address to `port`."""
+        self.port = port or free_port()
+        self.address = "127.0.0.1:%d" % self.port
+        self.log = tempfile.NamedTemporaryFile(prefix="memdiagd-", suffix=".log", delete=False)
+        flags = ["--web.listen-address", self.address] if listen_flag else []
+        self.proc = subprocess.Popen([MEMDIAGD, *flags, *args],
+                                     stdout=subprocess.DEVNULL, stderr=self.log)
+
+    def wait_ready(self, timeout=10, need_sample=True):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("memdiagd exited early (%s): %s" % (self.proc.returncode, self.logs()))
+            try:
+                status, body = http_get(self.port, "/metrics", timeout=1)
+                if status == 200 and (not need_sample or "memdiag_source_up" in body):
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError("memdiagd not ready within %ss: %s" % (timeout, self.logs()))
+
+    def scrape(self):
+        status, body = http_get(self.port, "/metrics")
+        assert status == 200, status
+        return body
+
+    def samples(self):
+        return parse_exposition(self.scrape())
+
+    def logs(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=10):
+        """SIGTERM and wait; returns the exit code (kills after timeout)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise
+        return self.proc.returncode
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        finally:
+            os.unlink(self.log.name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def run(*args, timeout=30):
+    return subprocess.run([MEMDIAGD, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def promtool_check(text):
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    return p.returncode, (p.stdout + p.stderr).strip()

@@ -1,0 +1,224 @@
+"""End to end: the real memdiagd on 127.0.0.1, scraped over HTTP, against the real /proc and
+against fixture trees."""
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+import unittest
+
+from harness import FIXTURES, Daemon, free_port, http_get, parse_exposition, promtool_check, run
+
+
+def proc_meminfo_kb(field):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+class RealNode(unittest.TestCase):
+    def test_metrics_match_proc_and_counters_never_go_backwards(self):
+        with Daemon("--config", os.path.join(os.path.dirname(__file__), "interval-200ms.yaml")) as d:
+            d.wait_ready()
+            first = d.samples()
+            self.assertEqual(first[("memdiag_meminfo_mem_total_bytes", "")], proc_meminfo_kb("MemTotal") * 1024)
+            for source in ("meminfo", "vmstat", "pressure", "vm_sysctl"):
+                self.assertEqual(first[("memdiag_source_up", '{source="%s"}' % source)], 1, source)
+            time.sleep(0.5)  # > 2 sampler intervals
+            second = d.samples()
+            self.assertGreater(second[("memdiag_sampler_samples_total", "")], first[("memdiag_sampler_samples_total", "")])
+            counters = [k for k in first if k[0].startswith("memdiag_vmstat_") and k[0].endswith("_total")]
+            self.assertGreater(len(counters), 50)
+            for key in counters:
+                self.assertGreaterEqual(second[key], first[key], key)
+            # pgfault moves between two samples on any live machine
+            self.assertGreater(second[("memdiag_vmstat_pgfault_total", "")], first[("memdiag_vmstat_pgfault_total", "")])
+            with open("/proc/sys/vm/max_map_count") as f:
+                self.assertEqual(second[("memdiag_vm_sysctl", '{name="max_map_count"}')], int(f.read()))
+            self.assertEqual(d.stop(), 0)
+
+    def test_exposition_passes_promtool(self):
+        with Daemon() as d:
+            d.wait_ready()
+            rc, out = promtool_check(d.scrape())
+            self.assertEqual((rc, out), (0, ""))
+
+    def test_once_prints_the_same_contract(self):
+        p = run("--once")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        samples = parse_exposition(p.stdout)
+        self.assertEqual(samples[("memdiag_meminfo_mem_total_bytes", "")], proc_meminfo_kb("MemTotal") * 1024)
+        self.assertEqual(promtool_check(p.stdout), (0, ""))
+
+    def test_healthz_and_index(self):
+        with Daemon() as d:
+            d.wait_ready()
+            self.assertEqual(http_get(d.port, "/healthz"), (200, "ok\n"))
+            status, body = http_get(d.port, "/")
+            self.assertEqual(status, 200)
+            self.assertIn('href="/metrics"', body)
+            self.assertEqual(http_get(d.port, "/no-such-page")[0], 404)
+
+    def test_port_in_use_is_one_line_and_nonzero(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen()
+            port = s.getsockname()[1]
+            p = run("--web.listen-address", "127.0.0.1:%d" % port, timeout=15)
+        self.assertEqual(p.returncode, 1)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("cannot listen on 127.0.0.1:%d" % port, lines[0])
+        self.assertIn("in use", lines[0])
+        self.assertNotIn("terminate", p.stderr)
+
+    def test_sigint_stops_cleanly(self):
+        with Daemon() as d:
+            d.wait_ready()
+            d.signal(signal.SIGINT)
+            self.assertEqual(d.proc.wait(10), 0)
+            self.assertIn("received SIGINT, stopping", d.logs())
+            self.assertIn("stopped", d.logs())
+
+
+class FixtureTrees(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="memdiag-e2e-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def copy_tree(self, name):
+        dst = os.path.join(self.tmp, name)
+        shutil.copytree(os.path.join(FIXTURES, name, "proc"), dst)
+        return dst
+
+    def test_broken_source_is_down_once_and_the_rest_serves(self):
+        procfs = self.copy_tree("kernel-6.18")
+        with open(os.path.join(procfs, "meminfo"), "w") as f:
+            f.write("MemTotal:       8000000 kB\nMemFree:  garbage\n")
+        with Daemon("--path.procfs", procfs, "--config", os.path.join(os.path.dirname(__file__), "interval-200ms.yaml")) as d:
+            d.wait_ready()
+            time.sleep(1.0)  # several samples
+            s = d.samples()
+            self.assertEqual(s[("memdiag_source_up", '{source="meminfo"}')], 0)
+            self.assertEqual(s[("memdiag_source_up", '{source="vmstat"}')], 1)
+            self.assertNotIn(("memdiag_meminfo_mem_total_bytes", ""), s)
+            self.assertIn(("memdiag_vmstat_pgscan_direct_total", ""), s)
+            self.assertEqual(d.logs().count("source meminfo is down"), 1, d.logs())
+            self.assertIn("line 2", d.logs())
+            # repair the file in place: the source comes back without a restart, logged once
+            with open(os.path.join(procfs, "meminfo"), "w") as f:
+                f.write("MemTotal:       8000000 kB\nMemFree:  100 kB\n")
+            time.sleep(0.6)
+            s = d.samples()
+            self.assertEqual(s[("memdiag_source_up", '{source="meminfo"}')], 1)
+            self.assertEqual(s[("memdiag_meminfo_mem_total_bytes", "")], 8000000 * 1024)
+            self.assertEqual(d.logs().count("source meminfo is back up"), 1)
+
+    def test_kernel_without_psi(self):
+        p = run("--once", "--path.procfs", os.path.join(FIXTURES, "kernel-3.10", "proc"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = parse_exposition(p.stdout)
+        self.assertEqual(s[("memdiag_source_up", '{source="pressure"}')], 0)
+        self.assertFalse(any(k[0].startswith("memdiag_pressure_") for k in s))
+        self.assertEqual(s[("memdiag_vmstat_allocstall_total", "")], 90122)
+        self.assertIn("PSI not available", p.stderr)
+        self.assertEqual(promtool_check(p.stdout), (0, ""))
+
+    def test_fixture_exposition_matches_golden(self):
+        """The whole exposition of a fixture tree, diffed against a checked-in golden file
+        (lines that depend on time or build are dropped)."""
+        for tree in ("kernel-5.4", "kernel-6.18"):
+            p = run("--once", "--path.procfs", os.path.join(FIXTURES, tree, "proc"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            got = stable_lines(p.stdout)
+            golden_path = os.path.join(FIXTURES, tree + ".prom")
+            if os.environ.get("MEMDIAG_UPDATE_GOLDEN"):
+                with open(golden_path, "w") as f:
+                    f.write(got)
+            with open(golden_path) as f:
+                self.assertEqual(got, f.read(), "exposition of %s changed; if intended, rerun with "
+                                 "MEMDIAG_UPDATE_GOLDEN=1 and review the diff" % tree)
+
+    def test_stuck_sampler_turns_healthz_503(self):
+        procfs = self.copy_tree("kernel-6.18")
+        os.unlink(os.path.join(procfs, "vmstat"))
+        os.mkfifo(os.path.join(procfs, "vmstat"))  # opening a FIFO with no writer blocks forever
+        with Daemon("--path.procfs", procfs, "--config", os.path.join(os.path.dirname(__file__), "interval-200ms.yaml")) as d:
+            d.wait_ready(need_sample=False)
+            deadline = time.monotonic() + 10
+            status = None
+            while time.monotonic() < deadline:
+                status, body = http_get(d.port, "/healthz")
+                if status == 503:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(status, 503)
+            self.assertIn("stuck", body)
+            self.assertEqual(http_get(d.port, "/metrics")[0], 200)  # still serving
+            self.assertEqual(d.stop(timeout=15), 0)
+            self.assertIn("stuck in a read", d.logs())
+
+
+def stable_lines(text):
+    drop = ("memdiag_build_info", "memdiag_source_duration_seconds", "memdiag_sampler_last_sample_timestamp_seconds")
+    return "".join(l + "\n" for l in text.splitlines() if not l.startswith(drop) and
+                   not any(l.startswith("# %s %s" % (kind, name)) for kind in ("HELP", "TYPE") for name in drop))
+
+
+class Reload(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="memdiag-e2e-")
+        self.config = os.path.join(self.tmp, "memdiagd.yaml")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, text):
+        with open(self.config, "w") as f:
+            f.write(text)
+
+    def wait_for(self, predicate, timeout=5):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def test_sighup_applies_a_valid_config_and_keeps_the_old_one_otherwise(self):
+        port = free_port()
+        listen = "web: {listen_address: \"127.0.0.1:%d\"}\n" % port
+        self.write(listen + "sampler: {interval: 200ms}\n")
+        with Daemon("--config", self.config, port=port, listen_flag=False) as d:
+            d.wait_ready()
+            self.assertIn(("memdiag_vmstat_pgfault_total", ""), d.samples())
+            self.write(listen + "sampler: {interval: 200ms}\nsources: {vmstat: {enabled: false}}\n")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(self.wait_for(lambda: ("memdiag_vmstat_pgfault_total", "") not in d.samples()))
+            self.assertIn("SIGHUP: reloaded", d.logs())
+            # an invalid config is refused and the running one kept
+            self.write(listen + "sampler: {interval: sometimes}\n")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(self.wait_for(lambda: "keeping the running config" in d.logs()))
+            self.assertIn("sampler.interval", d.logs())
+            s = d.samples()
+            self.assertNotIn(("memdiag_vmstat_pgfault_total", ""), s)
+            self.assertIn(("memdiag_meminfo_mem_total_bytes", ""), s)
+            # the listen address can move; the old one closes
+            new_port = free_port()
+            self.write("web: {listen_address: \"127.0.0.1:%d\"}\nsources: {vmstat: {enabled: false}}\n" % new_port)
+            d.signal(signal.SIGHUP)
+            self.assertTrue(self.wait_for(lambda: "now serving on http://127.0.0.1:%d" % new_port in d.logs()))
+            self.assertEqual(http_get(new_port, "/healthz")[0], 200)
+            with self.assertRaises(OSError):
+                http_get(d.port, "/healthz", timeout=1)
+            self.assertEqual(d.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
