@@ -1,5 +1,7 @@
 #include "daemon/config_values.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -47,6 +49,14 @@ Status check_listen_address(std::string_view address) {
   }
   if (!host.empty() && host.front() == '[') {
     if (host.back() != ']' || host.size() < 3) return make_error("IPv6 host must be in brackets, got " + shown);
+    // Anything else between the brackets would reach civetweb's comma-separated port list.
+    const std::string v6(host.substr(1, host.size() - 2));
+    for (char c : v6) {  // also keeps an embedded NUL from cutting the string short for inet_pton
+      const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+      if (!hex && c != ':' && c != '.') return make_error("not an IPv6 address in " + shown);
+    }
+    in6_addr parsed{};
+    if (inet_pton(AF_INET6, v6.c_str(), &parsed) != 1) return make_error("not an IPv6 address in " + shown);
     return Ok{};
   }
   for (char c : host) {

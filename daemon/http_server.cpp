@@ -86,6 +86,10 @@ struct HttpServer::Impl {
 };
 
 Expected<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& listen_address, Handlers handlers) {
+  if (!listen_address.empty() && listen_address.front() == '[' && mg_check_feature(8) == 0) {
+    return make_error("cannot listen on " + listen_address +
+                      ": this build's civetweb has no IPv6 support (Debian's does not); use an IPv4 address");
+  }
   std::unique_ptr<HttpServer> http(new HttpServer());
   http->listen_address_ = listen_address;
   http->impl_ = std::make_unique<Impl>();

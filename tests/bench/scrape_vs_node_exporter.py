@@ -299,7 +299,9 @@ def parse_args():
 
 def main():
     args = parse_args()
-    # SIGTERM (e.g. ctest timing out) unwinds like Ctrl-C so the finally below stops both exporters.
+    # Ctrl-C, and SIGTERM (e.g. ctest timing out), unwind so the finally below stops both
+    # exporters, even when started with SIGINT ignored (as background jobs are).
+    signal.signal(signal.SIGINT, raise_interrupt)
     signal.signal(signal.SIGTERM, raise_interrupt)
 
     memdiagd_argv = [args.memdiagd] + (["--config", args.config] if args.config else [])

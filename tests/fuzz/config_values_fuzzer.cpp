@@ -27,14 +27,17 @@ void check_duration(std::string_view s) {
   FUZZ_CHECK(unit == "ms" || unit == "s" || unit == "m" || unit == "h");
 }
 
-// Accepted addresses end in ":PORT" with a decimal port in 1..65535, which is what
-// civetweb's listening_ports gets.
+// Accepted addresses go verbatim into civetweb's listening_ports, which is a comma-separated
+// list of "[IP:]PORT[s|r]" entries: they must be one entry (no ','), printable without spaces,
+// and end in ":PORT" with a decimal port in 1..65535 (no 's'/'r' suffix switching on TLS or
+// redirects).
 void check_address(std::string_view s) {
   const auto st = memdiag::check_listen_address(s);
   if (!st) {
     FUZZ_CHECK(!st.error().message.empty());
     return;
   }
+  for (char c : s) FUZZ_CHECK(c > ' ' && c < 0x7f && c != ',');
   const std::size_t colon = s.rfind(':');
   FUZZ_CHECK(colon != std::string_view::npos);
   const std::string_view port_text = s.substr(colon + 1);
