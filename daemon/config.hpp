@@ -15,7 +15,11 @@ inline constexpr const char* kDefaultListenAddress = "0.0.0.0:9842";
 
 struct SourceConfig {
   bool enabled = true;
+  SourceOptions options;
 };
+
+// vm sysctls change by hand, rarely: re-read them every 10 s rather than every sample.
+inline constexpr std::chrono::milliseconds kDefaultSysctlRefresh{10000};
 
 struct Config {
   std::string listen_address = kDefaultListenAddress;
@@ -31,6 +35,10 @@ struct Config {
   bool source_enabled(std::string_view name) const {
     auto it = sources.find(name);
     return it != sources.end() && it->second.enabled;
+  }
+  SourceOptions source_options(std::string_view name) const {
+    auto it = sources.find(name);
+    return it == sources.end() ? SourceOptions{} : it->second.options;
   }
 };
 

@@ -27,7 +27,11 @@ std::string ConfigError::to_string() const {
 
 Config default_config() {
   Config config;
-  for (std::string_view name : linux_source_names()) config.sources[std::string(name)] = SourceConfig{};
+  for (std::string_view name : linux_source_names()) {
+    SourceConfig source;
+    if (linux_source_has_refresh_interval(name)) source.options.refresh_interval = kDefaultSysctlRefresh;
+    config.sources[std::string(name)] = source;
+  }
   return config;
 }
 
@@ -167,8 +171,18 @@ class Loader {
       const std::string prefix = "sources." + name;
       if (value.IsNull()) return;  // "meminfo:" with nothing under it: defaults
       expect_map(value, prefix);
-      for_each_key(value, prefix, {"enabled"}, [&](const std::string&, const YAML::Node& v) {
-        config.sources[name].enabled = boolean(v, prefix + ".enabled");
+      std::vector<std::string_view> keys = {"enabled"};
+      if (linux_source_has_refresh_interval(name)) keys.push_back("refresh_interval");
+      for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
+        if (key == "enabled") {
+          config.sources[name].enabled = boolean(v, prefix + ".enabled");
+          return;
+        }
+        const std::string full = prefix + ".refresh_interval";
+        auto refresh = parse_duration(scalar(v, full));
+        if (!refresh) refuse(v, full, refresh.error().message);
+        check(check_refresh_interval(*refresh), v, full);
+        config.sources[name].options.refresh_interval = *refresh;
       });
     });
   }

@@ -11,7 +11,6 @@
 #include "daemon/http_server.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
-#include "exporters/prometheus/exposition.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
 
 namespace memdiag {
@@ -33,7 +32,9 @@ sigset_t daemon_signals() {
 std::vector<std::unique_ptr<Source>> build_sources(const Config& config) {
   std::vector<std::unique_ptr<Source>> sources;
   for (std::string_view name : linux_source_names()) {
-    if (config.source_enabled(name)) sources.push_back(make_linux_source(name, config.paths));
+    if (config.source_enabled(name)) {
+      sources.push_back(make_linux_source(name, config.paths, config.source_options(name)));
+    }
   }
   return sources;
 }
@@ -43,7 +44,8 @@ int run_once(const Config& config) {
   Sampler sampler(store, build_sources(config), config.interval);
   sampler.sample_now();
   prom::SnapshotCollector collector(store, build_info());
-  const std::string body = prom::render_exposition(collector);
+  std::string body;
+  collector.render_text(body);
   std::fwrite(body.data(), 1, body.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
@@ -57,7 +59,8 @@ int run_daemon(const CliOptions& options, Config config) {
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval);
   prom::SnapshotCollector collector(store, build_info());
-  const HttpServer::Handlers handlers{&collector, [&sampler] { return sampler.healthy(); }};
+  const HttpServer::Handlers handlers{[&collector](std::string& out) { collector.render_text(out); },
+                                     [&sampler] { return sampler.healthy(); }};
 
   auto http = HttpServer::start(config.listen_address, handlers);
   if (!http) {

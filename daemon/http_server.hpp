@@ -6,8 +6,6 @@
 #include <memory>
 #include <string>
 
-#include <prometheus/collectable.h>
-
 #include "probes/core/expected.hpp"
 
 class CivetServer;
@@ -17,7 +15,7 @@ namespace memdiag {
 class HttpServer {
  public:
   struct Handlers {
-    const prometheus::Collectable* metrics = nullptr;
+    std::function<void(std::string&)> render_metrics;  // appends the text exposition
     std::function<bool()> healthy;  // sampler alive?
   };
 

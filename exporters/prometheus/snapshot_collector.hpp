@@ -1,8 +1,10 @@
-// The Prometheus view of the latest snapshot. Collect() only renders what the sampler already
-// published: a scrape never reads the kernel, so its cost is rendering cost and a slow /proc
-// never blocks Prometheus.
+// The Prometheus view of the latest snapshot. Rendering only reads what the sampler already
+// published: a scrape never touches the kernel, so its cost is rendering cost and a slow /proc
+// never blocks Prometheus. The same routine feeds prometheus-cpp (Collect) and the text that
+// /metrics serves (render_text).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,6 +13,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "exporters/prometheus/metric_sink.hpp"
 #include "probes/core/snapshot_store.hpp"
 
 namespace memdiag::prom {
@@ -25,10 +28,14 @@ class SnapshotCollector final : public prometheus::Collectable {
  public:
   SnapshotCollector(const SnapshotStore& store, BuildInfo build);
 
+  // prometheus-cpp interface, for embedding in a prometheus::Exposer or a Registry.
   std::vector<prometheus::MetricFamily> Collect() const override;
 
-  // Renders one snapshot (also used by --once, which has no store loop).
-  std::vector<prometheus::MetricFamily> render(const Snapshot* snapshot) const;
+  // The text exposition of the latest snapshot, appended to `out`: what /metrics serves.
+  void render_text(std::string& out) const;
+
+  // Renders one snapshot (nullptr: before the first sample) into any sink.
+  void render(const Snapshot* snapshot, MetricSink& sink) const;
 
  private:
   // Metric names and help texts derived from a FieldSchema, computed once per schema.
@@ -40,13 +47,14 @@ class SnapshotCollector final : public prometheus::Collectable {
   enum class Table { kMeminfo, kVmstat };
 
   std::shared_ptr<const RenderedSchema> rendered(Table table, const std::shared_ptr<const FieldSchema>& schema) const;
-  void render_table(Table table, const FieldTable& fields, std::vector<prometheus::MetricFamily>& out) const;
+  void render_table(Table table, const FieldTable& fields, MetricSink& sink) const;
 
   const SnapshotStore& store_;
   BuildInfo build_;
   mutable std::mutex cache_mutex_;
   mutable std::shared_ptr<const RenderedSchema> meminfo_cache_;
   mutable std::shared_ptr<const RenderedSchema> vmstat_cache_;
+  mutable std::atomic<std::size_t> last_text_size_{0};  // reserve hint for the next render
 };
 
 }  // namespace memdiag::prom

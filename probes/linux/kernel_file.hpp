@@ -16,7 +16,9 @@ class KernelFile {
   // Files larger than this are treated as garbage rather than read into memory.
   static constexpr std::size_t kMaxBytes = 1 << 20;
 
-  explicit KernelFile(std::string path);
+  // `initial_capacity` is the first read's size; it grows as needed. Keep it small for
+  // /proc/sys files: the kernel allocates and zeroes a buffer as large as each read asks.
+  explicit KernelFile(std::string path, std::size_t initial_capacity = 4096);
   ~KernelFile();
   KernelFile(const KernelFile&) = delete;
   KernelFile& operator=(const KernelFile&) = delete;

@@ -12,11 +12,14 @@ const std::vector<std::string_view>& linux_source_names() {
   return kNames;
 }
 
-std::unique_ptr<Source> make_linux_source(std::string_view name, const KernelPaths& paths) {
+bool linux_source_has_refresh_interval(std::string_view name) { return name == "vm_sysctl"; }
+
+std::unique_ptr<Source> make_linux_source(std::string_view name, const KernelPaths& paths,
+                                          const SourceOptions& options) {
   if (name == "meminfo") return std::make_unique<MeminfoSource>(paths.procfs);
   if (name == "vmstat") return std::make_unique<VmstatSource>(paths.procfs);
   if (name == "pressure") return std::make_unique<PressureSource>(paths.procfs);
-  if (name == "vm_sysctl") return std::make_unique<VmSysctlSource>(paths.procfs);
+  if (name == "vm_sysctl") return std::make_unique<VmSysctlSource>(paths.procfs, options.refresh_interval);
   return nullptr;
 }
 

@@ -2,6 +2,7 @@
 // keys of the `sources:` config section.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,9 +17,20 @@ struct KernelPaths {
   std::string sysfs = "/sys";
 };
 
+// Per-source settings from the `sources:` config section.
+struct SourceOptions {
+  // Slow-changing sources (vm sysctls change only by an administrator's hand) re-read the
+  // kernel at most this often and serve the last values in between; 0 = every sample.
+  std::chrono::milliseconds refresh_interval{0};
+};
+
 const std::vector<std::string_view>& linux_source_names();
 
+// Whether the source has a refresh_interval option (the others read every sample).
+bool linux_source_has_refresh_interval(std::string_view name);
+
 // nullptr for an unknown name.
-std::unique_ptr<Source> make_linux_source(std::string_view name, const KernelPaths& paths);
+std::unique_ptr<Source> make_linux_source(std::string_view name, const KernelPaths& paths,
+                                          const SourceOptions& options = {});
 
 }  // namespace memdiag

@@ -53,7 +53,9 @@ Status parse_meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
     if (out.size() >= text::kMaxFields) {
       return text::line_error(line_number, line, "more fields than any kernel has");
     }
-    if (!seen.insert(name)) return text::line_error(line_number, line, "duplicate field");
+    if (!seen.insert(name, out.size(), [&out](std::size_t i) { return out[i].name; })) {
+      return text::line_error(line_number, line, "duplicate field");
+    }
     out.push_back(MeminfoEntry{name, v, in_bytes});
   }
   if (out.empty()) return make_error("no fields (empty or blank file)");

@@ -19,8 +19,13 @@ Expected<std::int64_t> parse_i64(std::string_view digits);
 // Decimal fraction as the kernel prints it ("12.34"); rejects exponents, inf and nan.
 Expected<double> parse_decimal(std::string_view digits);
 
-bool is_space(char c);
-std::string_view trim(std::string_view s);
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && (is_space(s.front()) || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (is_space(s.back()) || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
 
 // Splits off the next whitespace-separated token, advancing `rest`.
 std::string_view next_token(std::string_view& rest);
@@ -44,16 +49,28 @@ namespace memdiag::text {
 // have ~60 meminfo and ~200 vmstat fields.
 inline constexpr std::size_t kMaxFields = 512;
 
-// Remembers names seen in one parse to reject duplicates, without heap allocation:
-// open addressing over a fixed table twice the field limit.
+// Remembers the names seen in one parse to reject duplicates, without heap allocation:
+// open addressing over indices into the caller's entries (2 KiB to clear per parse).
 class NameSet {
  public:
-  // False if `name` was already inserted.
-  bool insert(std::string_view name);
+  // `name_at(i)` returns the name of the i-th entry inserted before. False if `name` is one.
+  template <class NameAt>
+  bool insert(std::string_view name, std::size_t index, NameAt name_at) {
+    for (std::size_t probe = 0, h = hash(name); probe < kSlots; ++probe, ++h) {
+      std::uint16_t& slot = slots_[h & (kSlots - 1)];
+      if (slot == 0) {
+        slot = static_cast<std::uint16_t>(index + 1);
+        return true;
+      }
+      if (name_at(slot - 1) == name) return false;
+    }
+    return false;  // unreachable while callers respect kMaxFields
+  }
 
  private:
+  static std::size_t hash(std::string_view name);
   static constexpr std::size_t kSlots = 2 * kMaxFields;
-  std::array<std::string_view, kSlots> slots_{};
+  std::array<std::uint16_t, kSlots> slots_{};  // 0: empty, else entry index + 1
 };
 
 }  // namespace memdiag::text

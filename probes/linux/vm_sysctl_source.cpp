@@ -20,9 +20,10 @@ const std::vector<std::string_view>& VmSysctlSource::known_sysctls() {
   return kNames;
 }
 
-VmSysctlSource::VmSysctlSource(const std::string& procfs_root) : directory_(procfs_root + "/sys/vm") {
+VmSysctlSource::VmSysctlSource(const std::string& procfs_root, std::chrono::milliseconds refresh_interval)
+    : directory_(procfs_root + "/sys/vm"), refresh_interval_(refresh_interval) {
   files_.reserve(known_sysctls().size());
-  for (std::string_view name : known_sysctls()) files_.emplace_back(directory_ + "/" + std::string(name));
+  for (std::string_view name : known_sysctls()) files_.emplace_back(directory_ + "/" + std::string(name), 64);  // "65530\n"
 }
 
 Status VmSysctlSource::probe() {
@@ -33,7 +34,21 @@ Status VmSysctlSource::probe() {
 }
 
 Status VmSysctlSource::sample(Snapshot& out) {
-  VmSysctlSection section;
+  const auto now = std::chrono::steady_clock::now();
+  if (!last_ || now - last_read_ >= refresh_interval_) {
+    VmSysctlSection section;
+    if (auto st = read_all(section); !st) {
+      last_.reset();  // never serve values from before a failure
+      return st;
+    }
+    last_ = std::move(section);
+    last_read_ = now;
+  }
+  out.vm_sysctl = *last_;
+  return Ok{};
+}
+
+Status VmSysctlSource::read_all(VmSysctlSection& section) {
   section.values.reserve(files_.size());
   for (std::size_t i = 0; i < files_.size(); ++i) {
     auto text = files_[i].read();
@@ -46,7 +61,6 @@ Status VmSysctlSource::sample(Snapshot& out) {
     section.values.push_back(VmSysctlValue{known_sysctls()[i], *value});
   }
   if (section.values.empty()) return make_error(directory_ + " has none of the vm sysctls");
-  out.vm_sysctl = std::move(section);
   return Ok{};
 }
 

@@ -44,6 +44,17 @@ sources:
   EXPECT_EQ(config->log_level, "debug");
   EXPECT_FALSE(config->source_enabled("vmstat"));
   EXPECT_TRUE(config->source_enabled("pressure"));
+  EXPECT_EQ(config->source_options("vm_sysctl").refresh_interval, kDefaultSysctlRefresh);
+}
+
+TEST(Config, SysctlRefreshInterval) {
+  auto config = parse_config("sources:\n  vm_sysctl: {refresh_interval: 0s}\n", "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->source_options("vm_sysctl").refresh_interval, std::chrono::milliseconds(0));
+  // only vm_sysctl has it
+  auto refused = parse_config("sources:\n  meminfo: {refresh_interval: 5s}\n", "x.yaml");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().key, "sources.meminfo.refresh_interval");
 }
 
 TEST(Config, ShippedExampleIsValid) {
@@ -88,6 +99,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"sources:\n  meminfo:\n    enabled: maybe\n", "sources.meminfo.enabled", 3, "true or false"},
         BadConfig{"sources:\n  memnfo: {enabled: true}\n", "sources.memnfo", 2, "did you mean 'meminfo'"},
         BadConfig{"sources:\n  zzz: {enabled: true}\n", "sources.zzz", 2, "expected one of"},
+        BadConfig{"sources:\n  vm_sysctl:\n    refresh_interval: 2h\n", "sources.vm_sysctl.refresh_interval", 3,
+                  "between 0s"},
         BadConfig{"log: {level: info}\nlog: {level: debug}\n", "log", 2, "duplicate key"},
         BadConfig{"web: [1, 2]\n", "web", 1, "expected a mapping"},
         BadConfig{"- just\n- a list\n", "<root>", 1, "expected a mapping"},

@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <prometheus/check_names.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
+#include <sstream>
 
 #include "exporters/prometheus/exposition.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
@@ -143,10 +146,58 @@ TEST(Collector, BeforeTheFirstSampleOnlyBuildInfo) {
   EXPECT_EQ(families[0].name, "memdiag_build_info");
 }
 
+// Every line of an exposition, with sample values parsed so "1e+20" and "100000000000000000000"
+// compare equal: the two renderers may spell a number differently, never mean a different one.
+std::vector<std::pair<std::string, double>> exposition_lines(const std::string& text) {
+  std::vector<std::pair<std::string, double>> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#", 0) == 0) {
+      lines.emplace_back(line, 0);
+      continue;
+    }
+    const std::size_t space = line.rfind(' ');
+    lines.emplace_back(line.substr(0, space), std::stod(line.substr(space + 1)));
+  }
+  return lines;
+}
+
+TEST(Exposition, FastTextEqualsPrometheusCppSerializer) {
+  for (const char* tree : {"kernel-6.18", "kernel-5.4", "kernel-3.10"}) {
+    SnapshotStore store(1);
+    store.publish(fixture_snapshot(tree));
+    SnapshotCollector collector(store, BuildInfo{"1.0", "r\"q", "c\\x"});
+    std::string fast;
+    collector.render_text(fast);
+    const std::string reference = render_exposition(collector);  // Collect() + TextSerializer
+    const auto a = exposition_lines(fast);
+    const auto b = exposition_lines(reference);
+    ASSERT_EQ(a.size(), b.size()) << tree;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].first, b[i].first) << tree;
+      EXPECT_DOUBLE_EQ(a[i].second, b[i].second) << a[i].first;
+    }
+  }
+}
+
+TEST(TextSink, EscapesAndSpecialValues) {
+  std::string out;
+  TextSink sink(out);
+  sink.family("x_total", "a\\b\nc", MetricType::Counter);
+  sink.sample({{"l", "q\"\\\n"}}, std::numeric_limits<double>::infinity());
+  sink.sample({}, -std::numeric_limits<double>::infinity());
+  sink.sample({}, std::nan(""));
+  sink.sample({}, 25276063744.0);
+  EXPECT_EQ(out,
+            "# HELP x_total a\\\\b\\nc\n# TYPE x_total counter\n"
+            "x_total{l=\"q\\\"\\\\\\n\"} +Inf\nx_total -Inf\nx_total NaN\nx_total 25276063744\n");
+}
+
 TEST(Exposition, TextFormat) {
   SnapshotStore store(1);
   store.publish(fixture_snapshot("kernel-6.18"));
-  const std::string text = render_exposition(SnapshotCollector(store, {}));
+  std::string text;
+  SnapshotCollector(store, {}).render_text(text);
   EXPECT_NE(text.find("# TYPE memdiag_vmstat_pgscan_direct_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("\nmemdiag_meminfo_mem_total_bytes 25276063744\n"), std::string::npos);
   EXPECT_NE(text.find("memdiag_pressure_ratio{resource=\"memory\",kind=\"some\",window=\"10s\"}"), std::string::npos);

@@ -134,6 +134,36 @@ TEST(Sources, RealProcMatchesAFreshRead) {
   EXPECT_EQ(snap.meminfo->get("MemTotal"), kb * 1024);
 }
 
+TEST(Sources, VmSysctlServesTheLastValuesUntilTheRefreshIsDue) {
+  const std::string root = ::testing::TempDir() + "/memdiag_sysctl_refresh";
+  std::filesystem::create_directories(root + "/sys/vm");
+  auto write = [&root](const char* value) { std::ofstream(root + "/sys/vm/overcommit_memory", std::ios::trunc) << value; };
+  auto overcommit = [](const Snapshot& snap) {
+    for (const auto& v : snap.vm_sysctl->values) {
+      if (v.name == "overcommit_memory") return v.value;
+    }
+    return std::int64_t{-1};
+  };
+  write("0\n");
+  auto slow = make_linux_source("vm_sysctl", KernelPaths{root, "/sys"}, SourceOptions{std::chrono::hours(1)});
+  auto every = make_linux_source("vm_sysctl", KernelPaths{root, "/sys"}, SourceOptions{std::chrono::milliseconds(0)});
+  Snapshot a, b;
+  ASSERT_TRUE(slow->sample(a));
+  ASSERT_TRUE(every->sample(a));
+  write("1\n");
+  Snapshot slow_snap, every_snap;
+  ASSERT_TRUE(slow->sample(slow_snap));
+  ASSERT_TRUE(every->sample(every_snap));
+  EXPECT_EQ(overcommit(slow_snap), 0);   // not due: last value served
+  EXPECT_EQ(overcommit(every_snap), 1);  // every sample reads
+  // A failure is never hidden behind cached values, even when no refresh is due... once due.
+  write("garbage\n");
+  Snapshot c;
+  EXPECT_FALSE(every->sample(c));
+  EXPECT_FALSE(c.vm_sysctl);
+  std::filesystem::remove_all(root);
+}
+
 TEST(KernelFile, RereadsFromOffsetZeroAndSeesNewContent) {
   const std::string path = ::testing::TempDir() + "/memdiag_kernel_file_test";
   { std::ofstream(path) << "first\n"; }
