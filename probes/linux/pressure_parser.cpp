@@ -1,5 +1,7 @@
 #include "probes/linux/pressure_parser.hpp"
 
+#include <cmath>
+
 #include "probes/linux/text_scan.hpp"
 
 namespace memdiag {
@@ -20,7 +22,9 @@ Expected<PsiLine> parse_psi_fields(std::string_view fields, std::size_t line_num
       auto v = text::parse_decimal(value);
       if (!v) return text::line_error(line_number, line, v.error().message);
       if (*v > 100.0) return text::line_error(line_number, line, "average above 100%");
-      dst = *v / 100.0;
+      // The kernel prints percent with two decimals; dividing hundredths as integers gives the
+      // nearest double (0.28 -> 0.0028, not 0.0028000000000000004).
+      dst = std::round(*v * 100.0) / 10000.0;
       seen = true;
       return Ok{};
     };
