@@ -7,10 +7,8 @@
 namespace memdiag {
 namespace {
 
-bool is_meminfo_name_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '(' || c == ')';
-}
+// Kernel field names plus the parentheses of "Active(anon)".
+bool is_meminfo_name_char(char c) { return text::is_word_char(c) || c == '(' || c == ')'; }
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // except for error messages.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,9 +42,18 @@ Error line_error(std::size_t line_number, std::string_view line, std::string_vie
 
 }  // namespace memdiag::text
 
-#include <array>
-
 namespace memdiag::text {
+
+// [A-Za-z0-9_]: the characters of kernel field names, as a table because the test runs for
+// every character of every name of every sample.
+inline constexpr std::array<bool, 256> kWordChar = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    table[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  }
+  return table;
+}();
+inline bool is_word_char(char c) { return kWordChar[static_cast<unsigned char>(c)]; }
 
 // Most fields a kernel name/value file may have before we call it garbage; real kernels
 // have ~60 meminfo and ~200 vmstat fields.

@@ -5,20 +5,6 @@
 #include "probes/linux/text_scan.hpp"
 
 namespace memdiag {
-namespace {
-
-// A table, not a chain of comparisons: this test runs for every character of every name.
-constexpr std::array<bool, 256> kNameChar = [] {
-  std::array<bool, 256> table{};
-  for (int c = 0; c < 256; ++c) {
-    table[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  }
-  return table;
-}();
-
-bool is_vmstat_name_char(char c) { return kNameChar[static_cast<unsigned char>(c)]; }
-
-}  // namespace
 
 // One pass per line, no tokenizer: this runs for ~200 lines every sample.
 Status parse_vmstat(std::string_view text, std::vector<VmstatEntry>& out) {
@@ -30,7 +16,7 @@ Status parse_vmstat(std::string_view text, std::vector<VmstatEntry>& out) {
   while (text::next_line(rest, line)) {
     ++line_number;
     std::size_t i = 0;
-    while (i < line.size() && is_vmstat_name_char(line[i])) ++i;
+    while (i < line.size() && text::is_word_char(line[i])) ++i;
     const std::string_view name = line.substr(0, i);
     if (name.empty()) {
       if (text::trim(line).empty()) continue;
