@@ -1,5 +1,7 @@
-// Prometheus text exposition (format 0.0.4) of a Collectable: the body of /metrics and of
-// `memdiagd --once`, produced by one function so the two can never differ.
+// Prometheus text exposition (format 0.0.4) of any prometheus-cpp Collectable, through
+// prometheus-cpp's own TextSerializer. /metrics and --once use SnapshotCollector::render_text
+// (the same rendering, written straight to text, ~9x cheaper); this is the reference that path
+// is tested against, and the way to serve other Collectables.
 #pragma once
 
 #include <string>
