@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <sys/stat.h>
+
 #include <fstream>
 #include <functional>
 #include <set>
@@ -52,6 +54,7 @@ class Loader {
     if (!root || root.IsNull()) return config;  // empty file: all defaults
     expect_map(root, "");
     for_each_key(root, "", {"web", "paths", "sampler", "log", "sources"}, [&](const std::string& key, const YAML::Node& value) {
+      if (value.IsNull()) return;  // an empty section: its defaults
       if (key == "web") load_web(value, config);
       if (key == "paths") load_paths(value, config);
       if (key == "sampler") load_sampler(value, config);
@@ -70,6 +73,7 @@ class Loader {
     return prefix.empty() ? key : prefix + "." + key;
   }
 
+  // Sections may be left empty ("web:" alone): the loaders skip null sections, meaning defaults.
   void expect_map(const YAML::Node& node, const std::string& key) const {
     if (!node.IsMap()) refuse(node, key.empty() ? "<root>" : key, "expected a mapping (key: value lines)");
   }
@@ -98,19 +102,27 @@ class Loader {
   }
 
   std::string scalar(const YAML::Node& node, const std::string& key) const {
+    if (node.IsNull()) refuse(node, key, "expected a value, got nothing");
     if (!node.IsScalar()) refuse(node, key, "expected a single value, not a list or mapping");
     return node.Scalar();
   }
 
+  // Numbers and booleans must be written plainly: "5" and "true" in quotes are strings.
+  std::string plain_scalar(const YAML::Node& node, const std::string& key, const char* what) const {
+    std::string text = scalar(node, key);
+    if (node.Tag() == "!") refuse(node, key, std::string("expected ") + what + ", got the quoted string \"" + text + "\"");
+    return text;
+  }
+
   bool boolean(const YAML::Node& node, const std::string& key) const {
-    const std::string text = scalar(node, key);
+    const std::string text = plain_scalar(node, key, "true or false");
     if (text == "true") return true;
     if (text == "false") return false;
     refuse(node, key, "expected true or false, got '" + text + "'");
   }
 
   long long integer(const YAML::Node& node, const std::string& key) const {
-    const std::string text = scalar(node, key);
+    const std::string text = plain_scalar(node, key, "a whole number");
     long long value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
@@ -204,12 +216,19 @@ ConfigResult parse_config(std::string_view yaml_text, const std::string& file) {
 }
 
 ConfigResult load_config_file(const std::string& path) {
+  constexpr std::size_t kMaxBytes = 1 << 20;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    return ConfigError{path, 0, "", "cannot read the file: " + std::string(std::strerror(errno))};
+  }
+  if (!S_ISREG(st.st_mode)) return ConfigError{path, 0, "", "not a regular file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return ConfigError{path, 0, "", "cannot read the file: " + std::string(std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1u << 20)) return ConfigError{path, 0, "", "larger than 1 MiB; not a config file"};
-  return parse_config(text.str(), path);
+  std::string text(kMaxBytes + 1, '\0');  // one byte more than allowed tells "too large"
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxBytes) return ConfigError{path, 0, "", "larger than 1 MiB; not a config file"};
+  return parse_config(text, path);
 }
 
 }  // namespace memdiag

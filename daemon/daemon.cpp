@@ -27,6 +27,38 @@ sigset_t daemon_signals() {
   return set;
 }
 
+// ":9842" and "0.0.0.0:9842" are the same listener.
+std::string normalized_address(const std::string& address) {
+  return !address.empty() && address.front() == ':' ? "0.0.0.0" + address : address;
+}
+
+std::string_view port_of(const std::string& address) {
+  return std::string_view(address).substr(address.rfind(':') + 1);
+}
+
+// Moves the HTTP listener on SIGHUP; returns whatever serves afterwards (the old one if the
+// new address cannot be bound). A different port is bound before the old one is released; the
+// same port on another host must be released first, and is taken back if the new bind fails.
+std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, const std::string& next_address,
+                                          const HttpServer::Handlers& handlers) {
+  const std::string old_address = current->listen_address();
+  if (normalized_address(next_address) == normalized_address(old_address)) return current;
+  const bool same_port = port_of(next_address) == port_of(old_address);
+  if (same_port) current.reset();
+  auto moved = HttpServer::start(next_address, handlers);
+  if (moved) {
+    spdlog::info("now serving on http://{}/metrics", next_address);
+    return std::move(moved).value();
+  }
+  spdlog::error("SIGHUP: keeping {}: {}", old_address, moved.error().message);
+  if (!same_port) return current;
+  auto back = HttpServer::start(old_address, handlers);
+  if (back) return std::move(back).value();
+  spdlog::critical("cannot listen on {} again either: {}; serving nothing until the next SIGHUP", old_address,
+                   back.error().message);
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<Source>> build_sources(const Config& config) {
@@ -56,6 +88,7 @@ void block_daemon_signals() {
 }
 
 int run_daemon(const CliOptions& options, Config config) {
+  block_daemon_signals();  // before the first thread: every thread inherits the mask
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval);
   prom::SnapshotCollector collector(store, build_info());
@@ -90,30 +123,29 @@ int run_daemon(const CliOptions& options, Config config) {
       continue;
     }
     Config next = std::move(reloaded).value();
-    if (next.listen_address != server->listen_address()) {
-      // Bind the new address before letting go of the old one, so a bad address costs nothing.
-      auto moved = HttpServer::start(next.listen_address, handlers);
-      if (!moved) {
-        spdlog::error("SIGHUP: keeping {}: {}", server->listen_address(), moved.error().message);
-        next.listen_address = server->listen_address();
-      } else {
-        server = std::move(moved).value();
-        spdlog::info("now serving on http://{}/metrics", next.listen_address);
-      }
+    const std::string wanted_address = next.listen_address;
+    if (!server) {  // an earlier move lost the listener: try the address we are asked for
+      auto fresh = HttpServer::start(wanted_address, handlers);
+      if (fresh) server = std::move(fresh).value();
+    } else {
+      server = move_listener(std::move(server), wanted_address, handlers);
     }
+    next.listen_address = server ? server->listen_address() : wanted_address;
     set_log_level(next.log_level);
     store.set_ring_capacity(next.ring);
     sampler.reconfigure(build_sources(next), next.interval);
     config = std::move(next);
-    spdlog::info("SIGHUP: reloaded {}", config.file);
+    spdlog::info("SIGHUP: reloaded {}{}", config.file,
+                 server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");
   }
 
   server.reset();  // stop answering before the snapshot store goes away
   if (!sampler.stop(std::chrono::milliseconds(3000))) {
-    // The sampler thread is blocked in a kernel read; it holds no state worth saving.
+    // The sampler thread is blocked in a kernel read and would use this stack frame's objects
+    // if it ever returned: leave without unwinding, and say with the exit code it was forced.
     spdlog::warn("sampler did not stop within 3s (stuck in a read); exiting anyway");
     std::fflush(nullptr);
-    std::_Exit(0);
+    std::_Exit(1);
   }
   spdlog::info("stopped");
   return 0;

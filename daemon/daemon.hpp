@@ -17,7 +17,7 @@ std::vector<std::unique_ptr<Source>> build_sources(const Config& config);
 int run_once(const Config& config);
 
 // Serves until SIGTERM/SIGINT; SIGHUP reloads `options.config_path`. Returns the exit code.
-// The caller must have blocked the handled signals before any thread started.
+// Call it before starting any thread of your own: it blocks the signals it waits for.
 int run_daemon(const CliOptions& options, Config config);
 
 // Blocks SIGHUP, SIGTERM and SIGINT in the calling thread (and the threads it creates later),

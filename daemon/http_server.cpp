@@ -106,10 +106,12 @@ Expected<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& liste
   http->impl_ = std::make_unique<Impl>();
   const std::vector<std::string> options = {
       "listening_ports", civet_listening_port(listen_address),
-      "num_threads", "4",                 // Prometheus, a human, a benchmark: few concurrent peers
+      // civetweb parks a worker on every idle kept-alive connection: enough workers for a few
+      // Prometheus servers, people and agents, and a short idle timeout so none is held long.
+      "num_threads", "16",
       "tcp_nodelay", "1",                 // responses are complete when written: send them now
       "enable_keep_alive", "yes",
-      "keep_alive_timeout_ms", "30000",
+      "keep_alive_timeout_ms", "5000",
       "request_timeout_ms", "10000",
       "enable_auth_domain_check", "no",
   };

@@ -1,5 +1,6 @@
 // memdiagd entry point: parse the command line, resolve the config, pick the mode.
-// Exit codes: 0 ok, 1 runtime failure (port taken), 2 bad command line or config.
+// Exit codes: 0 ok, 1 runtime failure (port taken; forced stop with the sampler stuck in a
+// kernel read), 2 bad command line or config.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -13,8 +14,6 @@
 
 int main(int argc, char** argv) {
   using namespace memdiag;
-  // Before any thread exists, so every thread inherits the mask and only sigwait sees them.
-  block_daemon_signals();
   setup_logging();
 
   const std::vector<std::string> args(argv + 1, argv + argc);

@@ -20,45 +20,61 @@ Sampler::Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sour
 
 Sampler::~Sampler() {
   if (thread_.joinable()) {
+    // A thread stuck in a kernel read cannot be joined; run_daemon exits the process before
+    // this point in that case. Elsewhere (tests), detaching is the lesser evil.
     if (!stop(std::chrono::milliseconds(2000))) thread_.detach();
   }
 }
 
 std::vector<Sampler::Slot> Sampler::make_slots(std::vector<std::unique_ptr<Source>> sources) {
-  std::vector<Slot> slots;
-  for (auto& source : sources) {
-    Slot slot;
-    if (auto st = source->probe(); !st) {
-      slot.unsupported = st.error().message;
-      spdlog::warn("source {} is unsupported here: {}", source->name(), *slot.unsupported);
-    }
-    slot.source = std::move(source);
-    slots.push_back(std::move(slot));
-  }
+  std::vector<Slot> slots(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) slots[i].source = std::move(sources[i]);
   return slots;
+}
+
+void Sampler::log_transition(Slot& slot, Slot::State next, const std::string& reason) {
+  using State = Slot::State;
+  const auto now = std::chrono::steady_clock::now();
+  const std::string_view name = slot.source->name();
+  const bool changed = next != slot.state;
+  // A down source's reason can carry live values (an excerpt of the bad line): repeat it
+  // only rarely, so the log says what happened, not what every sample saw.
+  const bool reason_news = next == State::kDown && reason != slot.logged_reason &&
+                           now - slot.logged_at > std::chrono::minutes(10);
+  if (next == State::kUnsupported && changed) {
+    spdlog::warn("source {} is unsupported here: {}", name, reason);
+  } else if (next == State::kDown && (changed || reason_news)) {
+    spdlog::warn("source {} is down: {}", name, reason);
+  } else if (next == State::kUp && (slot.state == State::kDown || slot.state == State::kUnsupported)) {
+    spdlog::info("source {} is back up", name);
+  } else {
+    slot.state = next;
+    return;
+  }
+  slot.state = next;
+  slot.logged_reason = reason;
+  slot.logged_at = now;
 }
 
 SourceStatus Sampler::sample_slot(Slot& slot, Snapshot& snapshot) {
   SourceStatus status;
   status.name = std::string(slot.source->name());
-  if (slot.unsupported) {
-    status.error = *slot.unsupported;
-    return status;
-  }
   const auto begin = std::chrono::steady_clock::now();
+  if (!slot.supported) {
+    // Probing is a stat or two: cheap enough to retry every sample, so a file that appears
+    // later (a module loaded, a remount) is picked up without a restart.
+    if (auto st = slot.source->probe(); !st) {
+      status.error = st.error().message;
+      log_transition(slot, Slot::State::kUnsupported, status.error);
+      return status;
+    }
+    slot.supported = true;
+  }
   Status result = slot.source->sample(snapshot);
   status.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   status.up = result.ok();
   if (!status.up) status.error = result.error().message;
-
-  // Say it once: when a source goes down, when its reason changes, when it comes back.
-  if (!status.up && (slot.was_up || slot.last_error != status.error)) {
-    spdlog::warn("source {} is down: {}", status.name, status.error);
-  } else if (status.up && !slot.was_up) {
-    spdlog::info("source {} is back up", status.name);
-  }
-  slot.was_up = status.up;
-  slot.last_error = status.error;
+  log_transition(slot, status.up ? Slot::State::kUp : Slot::State::kDown, status.error);
   return status;
 }
 
@@ -66,7 +82,6 @@ SnapshotPtr Sampler::sample_now() {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->sequence = ++sequence_;
   snapshot->taken_at = std::chrono::system_clock::now();
-  snapshot->taken_steady = std::chrono::steady_clock::now();
   snapshot->sources.reserve(slots_.size());
   for (auto& slot : slots_) snapshot->sources.push_back(sample_slot(slot, *snapshot));
   SnapshotPtr published = std::move(snapshot);
@@ -83,7 +98,7 @@ void Sampler::start() {
 void Sampler::run() {
   auto next = std::chrono::steady_clock::now();
   for (;;) {
-    apply_pending();
+    if (apply_pending()) next = std::chrono::steady_clock::now();  // new interval counts from now
     sample_now();
     next += std::chrono::milliseconds(interval_ms_.load());
     const auto now = std::chrono::steady_clock::now();
@@ -94,15 +109,16 @@ void Sampler::run() {
   finished_.store(true);
 }
 
-void Sampler::apply_pending() {
+bool Sampler::apply_pending() {
   std::optional<std::pair<std::vector<std::unique_ptr<Source>>, std::chrono::milliseconds>> pending;
   {
     std::lock_guard lock(mutex_);
     pending.swap(pending_);
   }
-  if (!pending) return;
+  if (!pending) return false;
   slots_ = make_slots(std::move(pending->first));
   interval_ms_.store(pending->second.count());
+  return true;
 }
 
 bool Sampler::stop(std::chrono::milliseconds grace) {

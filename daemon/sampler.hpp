@@ -42,13 +42,16 @@ class Sampler {
  private:
   struct Slot {
     std::unique_ptr<Source> source;
-    std::optional<std::string> unsupported;  // probe() failure, checked once
-    bool was_up = true;
-    std::string last_error;
+    bool supported = false;  // probe() passed; re-probed every sample until it does
+    enum class State { kNew, kUp, kDown, kUnsupported } state = State::kNew;
+    std::string logged_reason;
+    std::chrono::steady_clock::time_point logged_at;
   };
+  // Logs state changes once; a reason that keeps changing while down at most every 10 min.
+  static void log_transition(Slot& slot, Slot::State next, const std::string& reason);
   static std::vector<Slot> make_slots(std::vector<std::unique_ptr<Source>> sources);
   void run();
-  void apply_pending();
+  bool apply_pending();  // true if new sources were swapped in
   SourceStatus sample_slot(Slot& slot, Snapshot& snapshot);
 
   SnapshotStore& store_;

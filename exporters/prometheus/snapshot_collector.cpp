@@ -50,7 +50,7 @@ void render_vm_sysctl(const VmSysctlSection& sysctls, MetricSink& sink) {
   sink.family("memdiag_vm_sysctl",
               "Value of /proc/sys/vm/<name>: the knobs that decide overcommit, reclaim and limits.",
               MetricType::Gauge);
-  for (const auto& v : sysctls.values) sink.sample({{"name", v.name}}, static_cast<double>(v.value));
+  for (const auto& v : sysctls.values) sink.sample({{"name", v.name}}, v.value);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ struct PressureSection {
 
 struct VmSysctlValue {
   std::string_view name;  // static storage: the list of sysctls the source knows
-  std::int64_t value;
+  double value;           // ints and unsigned longs alike (dirty_bytes can exceed INT64_MAX)
 };
 
 struct VmSysctlSection {
@@ -43,7 +43,6 @@ struct SourceStatus {
 struct Snapshot {
   std::uint64_t sequence = 0;
   std::chrono::system_clock::time_point taken_at;
-  std::chrono::steady_clock::time_point taken_steady;
 
   std::optional<FieldTable> meminfo;
   std::optional<FieldTable> vmstat;

@@ -21,8 +21,8 @@ class FieldTableSource final : public Source {
   using KindOf = FieldKind (*)(const Entry& entry);
   using Section = std::optional<FieldTable> Snapshot::*;
 
-  FieldTableSource(std::string_view name, std::string path, Parse parse, KindOf kind_of, Section section)
-      : name_(name), file_(std::move(path)), parse_(parse), kind_of_(kind_of), section_(section) {}
+  FieldTableSource(std::string_view name, KernelFile file, Parse parse, KindOf kind_of, Section section)
+      : name_(name), file_(std::move(file)), parse_(parse), kind_of_(kind_of), section_(section) {}
 
   std::string_view name() const override { return name_; }
 

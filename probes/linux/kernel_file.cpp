@@ -11,19 +11,24 @@
 
 namespace memdiag {
 
-KernelFile::KernelFile(std::string path, std::size_t initial_capacity) : path_(std::move(path)) {
+KernelFile::KernelFile(std::string path, Reads reads, std::size_t initial_capacity)
+    : path_(std::move(path)), reads_(reads) {
   buffer_.resize(std::max<std::size_t>(16, initial_capacity));
 }
 
 KernelFile::~KernelFile() { close_descriptor(); }
 
 KernelFile::KernelFile(KernelFile&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
+    : path_(std::move(other.path_)),
+      reads_(other.reads_),
+      fd_(std::exchange(other.fd_, -1)),
+      buffer_(std::move(other.buffer_)) {}
 
 KernelFile& KernelFile::operator=(KernelFile&& other) noexcept {
   if (this != &other) {
     close_descriptor();
     path_ = std::move(other.path_);
+    reads_ = other.reads_;
     fd_ = std::exchange(other.fd_, -1);
     buffer_ = std::move(other.buffer_);
   }
@@ -75,9 +80,7 @@ Expected<std::string_view> KernelFile::read_open_descriptor() {
     if (n == 0) break;
     const bool short_read = static_cast<std::size_t>(n) < buffer_.size() - used;
     used += static_cast<std::size_t>(n);
-    // procfs, sysfs and regular files return less than asked only at the end: skip the extra
-    // read that would just return 0 (one syscall per file per sample saved; 30 files here).
-    if (short_read) break;
+    if (short_read && reads_ == Reads::kOneRecord) break;
   }
   return std::string_view(buffer_.data(), used);
 }

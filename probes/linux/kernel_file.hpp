@@ -1,6 +1,6 @@
 // A kernel text file read again and again. The descriptor stays open and each read starts
-// at offset 0 (procfs and seq_file regenerate the content), so a sample costs one pread
-// instead of open+read+close, and keeps working when the node cannot spare much. If the file
+// at offset 0 (procfs and seq_file regenerate the content), so a sample costs preads instead
+// of open+read+close, and keeps working when the node cannot spare much. If the file
 // disappears or an old descriptor goes stale, the next read reopens it.
 #pragma once
 
@@ -13,12 +13,22 @@ namespace memdiag {
 
 class KernelFile {
  public:
+  enum class Reads {
+    // Read until pread returns 0. Needed for seq_files with one record per line (vmstat,
+    // smaps): each read returns at most about a page, cut at a record boundary.
+    kUntilEnd,
+    // The kernel generates the whole file in one record (single_open seq_files such as
+    // meminfo and PSI, /proc/sys handlers): a read that returns less than asked is the end,
+    // which saves the extra read that would return 0.
+    kOneRecord,
+  };
+
   // Files larger than this are treated as garbage rather than read into memory.
   static constexpr std::size_t kMaxBytes = 1 << 20;
 
   // `initial_capacity` is the first read's size; it grows as needed. Keep it small for
   // /proc/sys files: the kernel allocates and zeroes a buffer as large as each read asks.
-  explicit KernelFile(std::string path, std::size_t initial_capacity = 4096);
+  explicit KernelFile(std::string path, Reads reads = Reads::kUntilEnd, std::size_t initial_capacity = 4096);
   ~KernelFile();
   KernelFile(const KernelFile&) = delete;
   KernelFile& operator=(const KernelFile&) = delete;
@@ -38,6 +48,7 @@ class KernelFile {
   void close_descriptor();
 
   std::string path_;
+  Reads reads_;
   int fd_ = -1;
   std::string buffer_;
 };

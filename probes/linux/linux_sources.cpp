@@ -12,14 +12,14 @@ namespace {
 // Every field of <procfs>/meminfo, kB values in bytes.
 std::unique_ptr<Source> make_meminfo_source(const std::string& procfs) {
   return std::make_unique<FieldTableSource<MeminfoEntry>>(
-      "meminfo", procfs + "/meminfo", &parse_meminfo,
+      "meminfo", KernelFile(procfs + "/meminfo", KernelFile::Reads::kOneRecord), &parse_meminfo,
       [](const MeminfoEntry& e) { return e.in_bytes ? FieldKind::kBytes : FieldKind::kCount; }, &Snapshot::meminfo);
 }
 
 // Every field of <procfs>/vmstat: event counters and nr_* levels.
 std::unique_ptr<Source> make_vmstat_source(const std::string& procfs) {
   return std::make_unique<FieldTableSource<VmstatEntry>>(
-      "vmstat", procfs + "/vmstat", &parse_vmstat,
+      "vmstat", KernelFile(procfs + "/vmstat", KernelFile::Reads::kUntilEnd), &parse_vmstat,
       [](const VmstatEntry& e) { return vmstat_field_is_counter(e.name) ? FieldKind::kCounter : FieldKind::kGauge; },
       &Snapshot::vmstat);
 }

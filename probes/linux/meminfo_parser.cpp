@@ -7,13 +7,25 @@
 namespace memdiag {
 namespace {
 
-// Kernel field names plus the parentheses of "Active(anon)".
-bool is_meminfo_name_char(char c) { return text::is_word_char(c) || c == '(' || c == ')'; }
+// "Name" or "Name(qualifier)" as in "Active(anon)": word characters, at most one trailing
+// parenthesised word.
+bool is_meminfo_name(std::string_view name) {
+  std::size_t i = 0;
+  while (i < name.size() && text::is_word_char(name[i])) ++i;
+  if (i == 0) return false;
+  if (i == name.size()) return true;
+  if (name[i] != '(' || name.back() != ')' || i + 2 >= name.size()) return false;
+  for (std::size_t j = i + 1; j + 1 < name.size(); ++j) {
+    if (!text::is_word_char(name[j])) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
 Status parse_meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
   out.clear();
+  if (auto st = text::require_final_newline(text); !st) return st;
   text::NameSet seen;
   std::string_view rest = text;
   std::string_view line;
@@ -26,9 +38,7 @@ Status parse_meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
       return text::line_error(line_number, line, "expected 'Name: value [kB]'");
     }
     const std::string_view name = line.substr(0, colon);
-    for (char c : name) {
-      if (!is_meminfo_name_char(c)) return text::line_error(line_number, line, "bad field name");
-    }
+    if (!is_meminfo_name(name)) return text::line_error(line_number, line, "bad field name");
     std::string_view fields = line.substr(colon + 1);
     const std::string_view number = text::next_token(fields);
     const std::string_view unit = text::next_token(fields);

@@ -29,6 +29,7 @@ Expected<PsiLine> parse_psi_fields(std::string_view fields, std::size_t line_num
       return Ok{};
     };
     Status st = Ok{};
+    if (key.empty() || value.empty()) return text::line_error(line_number, line, "expected key=value");
     if (key == "avg10") {
       st = take_avg(have_avg10, out.avg10);
     } else if (key == "avg60") {
@@ -41,9 +42,8 @@ Expected<PsiLine> parse_psi_fields(std::string_view fields, std::size_t line_num
       if (!v) return text::line_error(line_number, line, v.error().message);
       out.total_us = *v;
       have_total = true;
-    } else {
-      return text::line_error(line_number, line, "unknown key");
     }
+    // Other keys: a later kernel's addition; ignore it rather than lose the whole resource.
     if (!st) return st.error();
   }
   if (!(have_avg10 && have_avg60 && have_avg300 && have_total)) {
@@ -55,6 +55,7 @@ Expected<PsiLine> parse_psi_fields(std::string_view fields, std::size_t line_num
 }  // namespace
 
 Expected<PsiResource> parse_pressure(std::string_view input) {
+  if (auto st = text::require_final_newline(input); !st) return st.error();
   std::optional<PsiLine> some;
   std::optional<PsiLine> full;
   std::string_view rest = input;

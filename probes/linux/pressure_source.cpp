@@ -6,12 +6,18 @@ namespace memdiag {
 
 PressureSource::PressureSource(const std::string& procfs_root)
     : directory_(procfs_root + "/pressure"),
-      files_{KernelFile(directory_ + "/memory"), KernelFile(directory_ + "/io"),
-             KernelFile(directory_ + "/cpu")} {}
+      files_{KernelFile(directory_ + "/memory", KernelFile::Reads::kOneRecord),
+             KernelFile(directory_ + "/io", KernelFile::Reads::kOneRecord),
+             KernelFile(directory_ + "/cpu", KernelFile::Reads::kOneRecord)} {}
 
 Status PressureSource::probe() {
-  for (const auto& f : files_) {
-    if (f.exists()) return Ok{};
+  for (auto& f : files_) {
+    if (!f.exists()) continue;
+    // CONFIG_PSI with CONFIG_PSI_DEFAULT_DISABLED (or psi=0) keeps the files but fails reads.
+    if (auto text = f.read(); !text) {
+      return make_error("PSI is compiled in but disabled (boot with psi=1): " + text.error().message);
+    }
+    return Ok{};
   }
   return make_error("PSI not available: " + directory_ +
                     " has no memory/io/cpu files (kernel without CONFIG_PSI, before 4.20, or psi=0)");

@@ -82,6 +82,15 @@ bool next_line(std::string_view& rest, std::string_view& line) {
   return true;
 }
 
+Status require_final_newline(std::string_view text) {
+  if (!text.empty() && text.back() != '\n') {
+    const std::size_t last = text.rfind('\n');
+    return make_error("truncated: the last line has no newline: '" +
+                      excerpt(last == std::string_view::npos ? text : text.substr(last + 1)) + "'");
+  }
+  return Ok{};
+}
+
 std::string excerpt(std::string_view s) {
   constexpr std::size_t kMax = 48;
   std::string out;

@@ -34,6 +34,10 @@ std::string_view next_token(std::string_view& rest);
 // Splits off the next line (without '\n'), advancing `rest`. Returns false at the end.
 bool next_line(std::string_view& rest, std::string_view& line);
 
+// The kernel ends every line of its text files with '\n': input that does not was cut short
+// (a truncated copy, a read that stopped early), and its last value cannot be trusted.
+Status require_final_newline(std::string_view text);
+
 // A short, printable excerpt of untrusted input for an error message.
 std::string excerpt(std::string_view s);
 

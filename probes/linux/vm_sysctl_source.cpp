@@ -23,7 +23,7 @@ const std::vector<std::string_view>& VmSysctlSource::known_sysctls() {
 VmSysctlSource::VmSysctlSource(const std::string& procfs_root, std::chrono::milliseconds refresh_interval)
     : directory_(procfs_root + "/sys/vm"), refresh_interval_(refresh_interval) {
   files_.reserve(known_sysctls().size());
-  for (std::string_view name : known_sysctls()) files_.emplace_back(directory_ + "/" + std::string(name), 64);  // "65530\n"
+  for (std::string_view name : known_sysctls()) files_.emplace_back(directory_ + "/" + std::string(name), KernelFile::Reads::kOneRecord, 64);  // "65530\n"
 }
 
 Status VmSysctlSource::probe() {
@@ -56,9 +56,18 @@ Status VmSysctlSource::read_all(VmSysctlSection& section) {
       if (!files_[i].exists()) continue;  // older kernel, or a NUMA-only knob
       return text.error();
     }
-    auto value = text::parse_i64(text::trim(*text));
-    if (!value) return make_error(files_[i].path() + ": " + value.error().message);
-    section.values.push_back(VmSysctlValue{known_sysctls()[i], *value});
+    const std::string_view digits = text::trim(*text);
+    double value = 0;
+    if (!digits.empty() && digits.front() == '-') {
+      auto parsed = text::parse_i64(digits);
+      if (!parsed) return make_error(files_[i].path() + ": " + parsed.error().message);
+      value = static_cast<double>(*parsed);
+    } else {
+      auto parsed = text::parse_u64(digits);
+      if (!parsed) return make_error(files_[i].path() + ": " + parsed.error().message);
+      value = static_cast<double>(*parsed);
+    }
+    section.values.push_back(VmSysctlValue{known_sysctls()[i], value});
   }
   if (section.values.empty()) return make_error(directory_ + " has none of the vm sysctls");
   return Ok{};

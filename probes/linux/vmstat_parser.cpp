@@ -9,6 +9,7 @@ namespace memdiag {
 // One pass per line, no tokenizer: this runs for ~200 lines every sample.
 Status parse_vmstat(std::string_view text, std::vector<VmstatEntry>& out) {
   out.clear();
+  if (auto st = text::require_final_newline(text); !st) return st;
   text::NameSet seen;
   std::string_view rest = text;
   std::string_view line;

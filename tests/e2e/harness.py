@@ -1,5 +1,6 @@
 """Runs the real memdiagd for end-to-end tests: free loopback ports, readiness, scraping,
 parsing the exposition, and always cleaning up."""
+import ctypes
 import http.client
 import os
 import re
@@ -14,6 +15,14 @@ MEMDIAGD = os.environ.get("MEMDIAGD", os.path.join(REPO, "build", "bin", "memdia
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$')
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the test process dies (a ctest timeout, a
+    crash), so no daemon or Prometheus outlives the suite."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port():
@@ -54,8 +63,8 @@ class Daemon:
         self.address = "127.0.0.1:%d" % self.port
         self.log = tempfile.NamedTemporaryFile(prefix="memdiagd-", suffix=".log", delete=False)
         flags = ["--web.listen-address", self.address] if listen_flag else []
-        self.proc = subprocess.Popen([MEMDIAGD, *flags, *args],
-                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        self.proc = subprocess.Popen([MEMDIAGD, *flags, *args], stdout=subprocess.DEVNULL, stderr=self.log,
+                                     preexec_fn=die_with_parent)
 
     def wait_ready(self, timeout=10, need_sample=True):
         deadline = time.monotonic() + timeout

@@ -105,12 +105,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"web: [1, 2]\n", "web", 1, "expected a mapping"},
         BadConfig{"- just\n- a list\n", "<root>", 1, "expected a mapping"},
         BadConfig{"web:\n  listen_address: {a: [1,\n", "<yaml>", 3, "not valid YAML"},
-        BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"}),
+        BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"},
+        BadConfig{"sampler:\n  ring: \"5\"\n", "sampler.ring", 2, "quoted string"},
+        BadConfig{"sources:\n  vmstat: {enabled: \"true\"}\n", "sources.vmstat.enabled", 2, "quoted string"},
+        BadConfig{"sampler:\n  ring: 3601\n", "sampler.ring", 2, "between 1 and 3600"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) {
       std::string name = std::to_string(info.index) + "_";
       for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
       return name;
     });
+
+TEST(Config, EmptySectionsMeanDefaults) {
+  auto config = parse_config("web:\nsampler:\nsources:\n  meminfo:\n", "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, kDefaultListenAddress);
+}
+
+TEST(ConfigFile, DirectoryIsNotAConfig) {
+  auto config = load_config_file("/etc");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().reason.find("not a regular file"), std::string::npos);
+}
 
 TEST(ConfigFile, MissingFileIsAnError) {
   auto config = load_config_file("/nonexistent/memdiagd.yaml");

@@ -73,13 +73,17 @@ TEST(Meminfo, RefusesBrokenInput) {
   std::vector<MeminfoEntry> out;
   EXPECT_FALSE(parse_meminfo("", out));
   EXPECT_FALSE(parse_meminfo("\n\n", out));
-  EXPECT_FALSE(parse_meminfo("MemTot", out));                    // truncated before the colon
-  EXPECT_FALSE(parse_meminfo("MemTotal:", out));                 // truncated before the value
+  EXPECT_FALSE(parse_meminfo("MemTot\n", out));                    // truncated before the colon
+  EXPECT_FALSE(parse_meminfo("MemTotal:\n", out));                 // truncated before the value
   EXPECT_FALSE(parse_meminfo("MemTotal:  12 MB\n", out));        // unit we do not know
   EXPECT_FALSE(parse_meminfo("MemTotal:  12 kB extra\n", out));  // trailing text
   EXPECT_FALSE(parse_meminfo("Mem Total:  12 kB\n", out));       // space in name
   EXPECT_FALSE(parse_meminfo("\x01\x02\xff garbage\n", out));
   EXPECT_FALSE(parse_meminfo(":12 kB\n", out));
+  EXPECT_FALSE(parse_meminfo("((: 1 kB\n", out));
+  EXPECT_FALSE(parse_meminfo("Active(anon: 1 kB\n", out));
+  EXPECT_FALSE(parse_meminfo("Active(an)on): 1 kB\n", out));
+  EXPECT_FALSE(parse_meminfo("MemTotal:       8000000 kB", out));  // cut before the newline
   EXPECT_FALSE(parse_meminfo("MemTotal: 18446744073709551616 kB\n", out));  // > 2^64
   EXPECT_FALSE(parse_meminfo("MemTotal: 18014398509481984 kB\n", out));     // 2^54 kB overflows bytes
 }
@@ -117,16 +121,19 @@ TEST(Vmstat, ParsesFieldsInOrder) {
   EXPECT_EQ(out[1].value, 12u);
 }
 
-TEST(Vmstat, AcceptsMissingFinalNewline) {
+TEST(Vmstat, MissingFinalNewlineIsTruncation) {
+  // "oom_kill 2345" cut to "oom_kill 2" must not be reported as 2.
   std::vector<VmstatEntry> out;
-  ASSERT_TRUE(parse_vmstat("nr_free_pages 1\noom_kill 2", out));
-  EXPECT_EQ(out.size(), 2u);
+  auto st = parse_vmstat("nr_free_pages 1\noom_kill 2", out);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("truncated"), std::string::npos);
 }
 
 TEST(Vmstat, RefusesBrokenInput) {
   std::vector<VmstatEntry> out;
   EXPECT_FALSE(parse_vmstat("", out));
-  EXPECT_FALSE(parse_vmstat("nr_free_pages 1\npgscan_kswa", out));  // truncated mid-line
+  EXPECT_FALSE(parse_vmstat("nr_free_pages 1\npgscan_kswa", out));    // truncated mid-line
+  EXPECT_FALSE(parse_vmstat("nr_free_pages 1\npgscan_kswa\n", out));  // a name without a value
   EXPECT_FALSE(parse_vmstat("nr_free_pages\n", out));
   EXPECT_FALSE(parse_vmstat("nr_free_pages 1 2\n", out));
   EXPECT_FALSE(parse_vmstat("nr_free_pages -1\n", out));
@@ -160,6 +167,12 @@ TEST(Pressure, BothLines) {
   EXPECT_EQ(psi->full->total_us, 12u);
 }
 
+TEST(Pressure, UnknownKeysOfLaterKernelsAreIgnored) {
+  auto psi = parse_pressure("some avg10=1.00 avg60=0.00 avg300=0.00 total=5 avg1=3.00\n");
+  ASSERT_TRUE(psi) << psi.error().message;
+  EXPECT_DOUBLE_EQ(psi->some.avg10, 0.01);
+}
+
 TEST(Pressure, CpuWithoutFullLineBefore513) {
   auto psi = parse_pressure("some avg10=45.00 avg60=40.00 avg300=30.00 total=99887766\n");
   ASSERT_TRUE(psi);
@@ -171,12 +184,13 @@ TEST(Pressure, RefusesBrokenInput) {
   EXPECT_FALSE(parse_pressure(""));
   EXPECT_FALSE(parse_pressure("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));  // no some
   EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00\n"));          // truncated
-  EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 tot"));
+  EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 tot\n"));
   EXPECT_FALSE(parse_pressure("some avg10=abc avg60=0.00 avg300=0.00 total=0\n"));
   EXPECT_FALSE(parse_pressure("some avg10=100.01 avg60=0.00 avg300=0.00 total=0\n"));
   EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551616\n"));
   EXPECT_FALSE(parse_pressure("some avg10=0.00 avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));
-  EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0 extra=1\n"));
+  EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0"));  // no newline
+  EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0 =1\n"));
   EXPECT_FALSE(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
                               "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));
   EXPECT_FALSE(parse_pressure("most avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));

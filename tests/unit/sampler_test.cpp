@@ -19,7 +19,7 @@ class ScriptedSource final : public Source {
     ++calls;
     if (fail.load()) return make_error("scripted failure");
     VmSysctlSection section;
-    section.values.push_back({"overcommit_memory", calls.load()});
+    section.values.push_back({"overcommit_memory", static_cast<double>(calls.load())});
     out.vm_sysctl = section;
     return Ok{};
   }

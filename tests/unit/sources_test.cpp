@@ -2,8 +2,12 @@
 // machine's real /proc.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <cstdio>
+#include <sstream>
 #include <filesystem>
+#include <cctype>
 #include <fstream>
 
 #include "probes/linux/kernel_file.hpp"
@@ -13,6 +17,21 @@ namespace memdiag {
 namespace {
 
 const std::string kFixtures = MEMDIAG_SOURCE_DIR "/tests/fixtures";
+
+// A fresh directory per test, so concurrent runs of the suite never share files.
+std::string make_temp_dir() {
+  std::string pattern = ::testing::TempDir() + "/memdiag-test-XXXXXX";
+  const char* made = mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr);
+  return pattern;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 Snapshot sample_all(const std::string& procfs, std::vector<std::string>* errors = nullptr) {
   Snapshot snap;
@@ -135,14 +154,14 @@ TEST(Sources, RealProcMatchesAFreshRead) {
 }
 
 TEST(Sources, VmSysctlServesTheLastValuesUntilTheRefreshIsDue) {
-  const std::string root = ::testing::TempDir() + "/memdiag_sysctl_refresh";
+  const std::string root = make_temp_dir();
   std::filesystem::create_directories(root + "/sys/vm");
   auto write = [&root](const char* value) { std::ofstream(root + "/sys/vm/overcommit_memory", std::ios::trunc) << value; };
   auto overcommit = [](const Snapshot& snap) {
     for (const auto& v : snap.vm_sysctl->values) {
       if (v.name == "overcommit_memory") return v.value;
     }
-    return std::int64_t{-1};
+    return -1.0;
   };
   write("0\n");
   auto slow = make_linux_source("vm_sysctl", KernelPaths{root, "/sys"}, SourceOptions{std::chrono::hours(1)});
@@ -165,7 +184,8 @@ TEST(Sources, VmSysctlServesTheLastValuesUntilTheRefreshIsDue) {
 }
 
 TEST(KernelFile, RereadsFromOffsetZeroAndSeesNewContent) {
-  const std::string path = ::testing::TempDir() + "/memdiag_kernel_file_test";
+  const std::string dir = make_temp_dir();
+  const std::string path = dir + "/file";
   { std::ofstream(path) << "first\n"; }
   KernelFile file(path);
   auto one = file.read();
@@ -177,11 +197,35 @@ TEST(KernelFile, RereadsFromOffsetZeroAndSeesNewContent) {
   EXPECT_EQ(*two, "second, longer content\n");
   std::filesystem::remove(path);
   EXPECT_FALSE(file.exists());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(KernelFile, MultiRecordSeqFileIsReadToTheEnd) {
+  // /proc/self/smaps is tens of KiB of one-record-per-line seq_file: every read returns at most
+  // about a page, so stopping at the first short read would silently truncate it (as it would
+  // /proc/vmstat on a busy host once it outgrows 4 KiB).
+  KernelFile file("/proc/self/smaps");
+  auto content = file.read();
+  ASSERT_TRUE(content);
+  EXPECT_GT(content->size(), 8192u);
+  // The last mapping of an x86-64 process is [vsyscall]; stopping early would miss it.
+  EXPECT_NE(content->find("[vsyscall]"), std::string_view::npos);
+  EXPECT_EQ(content->back(), '\n');
+}
+
+TEST(Sources, VmstatHasEveryFieldOfTheRealFile) {
+  auto vmstat = make_linux_source("vmstat", KernelPaths{});
+  Snapshot snap;
+  ASSERT_TRUE(vmstat->sample(snap));
+  std::istringstream in(slurp("/proc/vmstat"));
+  std::vector<std::string> names;
+  for (std::string name, value; in >> name >> value;) names.push_back(name);
+  EXPECT_EQ(snap.vmstat->schema->names, names);
 }
 
 TEST(KernelFile, RealProcfsRereadIsFresh) {
-  // /proc/self/stat changes between reads of the same descriptor (utime/stime, minflt):
-  // proves pread at offset 0 regenerates procfs content instead of serving a stale copy.
+  // /proc/vmstat changes between reads of the same descriptor (pgfault moves as we touch
+  // memory): proves pread at offset 0 regenerates procfs content instead of a stale copy.
   KernelFile file("/proc/vmstat");
   auto one = file.read();
   ASSERT_TRUE(one);
@@ -194,13 +238,14 @@ TEST(KernelFile, RealProcfsRereadIsFresh) {
 }
 
 TEST(KernelFile, LargerThanLimitIsRefused) {
-  const std::string path = ::testing::TempDir() + "/memdiag_kernel_file_big";
+  const std::string dir = make_temp_dir();
+  const std::string path = dir + "/big";
   { std::ofstream(path) << std::string(KernelFile::kMaxBytes + 10, 'x'); }
   KernelFile file(path);
   auto content = file.read();
   ASSERT_FALSE(content);
   EXPECT_NE(content.error().message.find("larger than"), std::string::npos);
-  std::filesystem::remove(path);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(KernelFile, MissingFileNamesThePath) {
