@@ -7,15 +7,13 @@
 #include <vector>
 
 #include "probes/core/expected.hpp"
+#include "probes/linux/flat_keyed_parser.hpp"
 
 namespace memdiag {
 
-struct VmstatEntry {
-  std::string_view name;  // points into the input
-  std::uint64_t value;
-};
+using VmstatEntry = KeyedValue;
 
-Status parse_vmstat(std::string_view text, std::vector<VmstatEntry>& out);
+inline Status parse_vmstat(std::string_view text, std::vector<VmstatEntry>& out) { return parse_flat_keyed(text, out); }
 
 // True for cumulative event counters (pgscan_direct, allocstall_normal, oom_kill, nr_dirtied),
 // false for levels (nr_free_pages, workingset_nodes, nr_dirty_threshold).
