@@ -185,18 +185,45 @@ class Loader {
       expect_map(value, prefix);
       std::vector<std::string_view> keys = {"enabled"};
       if (linux_source_has_refresh_interval(name)) keys.push_back("refresh_interval");
+      if (name == "cgroup") keys.insert(keys.end(), {"max_depth", "include", "exclude", "max_cgroups"});
+      SourceConfig& source = config.sources[name];
       for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
+        const std::string full = prefix + "." + key;
         if (key == "enabled") {
-          config.sources[name].enabled = boolean(v, prefix + ".enabled");
-          return;
+          source.enabled = boolean(v, full);
+        } else if (key == "refresh_interval") {
+          auto refresh = parse_duration(scalar(v, full));
+          if (!refresh) refuse(v, full, refresh.error().message);
+          check(check_refresh_interval(*refresh), v, full);
+          source.options.refresh_interval = *refresh;
+        } else if (key == "max_depth") {
+          const long long depth = integer(v, full);
+          if (depth < 0 || depth > 32) refuse(v, full, "must be between 0 and 32, got " + std::to_string(depth));
+          source.options.cgroup_discovery.max_depth = static_cast<int>(depth);
+        } else if (key == "max_cgroups") {
+          const long long cap = integer(v, full);
+          if (cap < 1 || cap > 100000) refuse(v, full, "must be between 1 and 100000, got " + std::to_string(cap));
+          source.options.max_cgroups = static_cast<std::size_t>(cap);
+        } else {
+          (key == "include" ? source.options.cgroup_discovery.include : source.options.cgroup_discovery.exclude) =
+              patterns(v, full);
         }
-        const std::string full = prefix + ".refresh_interval";
-        auto refresh = parse_duration(scalar(v, full));
-        if (!refresh) refuse(v, full, refresh.error().message);
-        check(check_refresh_interval(*refresh), v, full);
-        config.sources[name].options.refresh_interval = *refresh;
       });
     });
+  }
+
+  // A list of glob patterns, each a non-empty string.
+  std::vector<std::string> patterns(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) refuse(node, key, "expected a list of glob patterns, like [\"/kubepods*\"]");
+    std::vector<std::string> out;
+    for (const auto& item : node) {
+      const std::string pattern = scalar(item, key);
+      if (pattern.empty() || (pattern.front() != '/' && pattern.front() != '*')) {
+        refuse(item, key, "a pattern matches a cgroup path and starts with '/' or '*', got '" + pattern + "'");
+      }
+      out.push_back(pattern);
+    }
+    return out;
   }
 
   std::string file_;

@@ -14,11 +14,11 @@ void FamilySink::family(std::string_view name, std::string_view help, MetricType
   f.type = type;
 }
 
-void FamilySink::sample(std::initializer_list<LabelView> labels, double value) {
+void FamilySink::sample(const LabelView* labels, std::size_t count, double value) {
   auto& family = families_.back();
   auto& metric = family.metric.emplace_back();
-  metric.label.reserve(labels.size());
-  for (const auto& l : labels) metric.label.push_back({std::string(l.name), std::string(l.value)});
+  metric.label.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), std::string(labels[i].value)});
   if (family.type == MetricType::Counter) {
     metric.counter.value = value;
   } else {
@@ -88,11 +88,12 @@ void TextSink::family(std::string_view name, std::string_view help, MetricType t
   out_ += '\n';
 }
 
-void TextSink::sample(std::initializer_list<LabelView> labels, double value) {
+void TextSink::sample(const LabelView* labels, std::size_t count, double value) {
   out_ += current_name_;
-  if (labels.size() > 0) {
+  if (count > 0) {
     char separator = '{';
-    for (const auto& l : labels) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const LabelView& l = labels[i];
       out_ += separator;
       out_ += l.name;
       out_ += "=\"";

@@ -25,14 +25,17 @@ class MetricSink {
   virtual ~MetricSink() = default;
   // Starts a family; the samples that follow belong to it.
   virtual void family(std::string_view name, std::string_view help, prometheus::MetricType type) = 0;
-  virtual void sample(std::initializer_list<LabelView> labels, double value) = 0;
+  virtual void sample(const LabelView* labels, std::size_t count, double value) = 0;
+
+  void sample(std::initializer_list<LabelView> labels, double value) { sample(labels.begin(), labels.size(), value); }
 };
 
 // Builds prometheus-cpp MetricFamily objects (counter or gauge values).
 class FamilySink final : public MetricSink {
  public:
   void family(std::string_view name, std::string_view help, prometheus::MetricType type) override;
-  void sample(std::initializer_list<LabelView> labels, double value) override;
+  using MetricSink::sample;
+  void sample(const LabelView* labels, std::size_t count, double value) override;
   std::vector<prometheus::MetricFamily> take() { return std::move(families_); }
 
  private:
@@ -44,7 +47,8 @@ class TextSink final : public MetricSink {
  public:
   explicit TextSink(std::string& out) : out_(out) {}
   void family(std::string_view name, std::string_view help, prometheus::MetricType type) override;
-  void sample(std::initializer_list<LabelView> labels, double value) override;
+  using MetricSink::sample;
+  void sample(const LabelView* labels, std::size_t count, double value) override;
 
  private:
   std::string& out_;

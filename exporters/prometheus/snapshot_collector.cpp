@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "exporters/prometheus/cgroup_metrics.hpp"
 #include "exporters/prometheus/metric_names.hpp"
 
 namespace memdiag::prom {
@@ -90,6 +91,9 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->vmstat) render_table(Table::kVmstat, *snap->vmstat, sink);
   if (snap->pressure) render_pressure(*snap->pressure, sink);
   if (snap->vm_sysctl) render_vm_sysctl(*snap->vm_sysctl, sink);
+  if (snap->cgroups) {
+    render_cgroups(*snap->cgroups, snap->meminfo ? snap->meminfo->get("MemTotal") : std::nullopt, sink);
+  }
 }
 
 std::shared_ptr<const SnapshotCollector::RenderedSchema> SnapshotCollector::rendered(

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes/core/cgroup_section.hpp"
 #include "probes/core/field_table.hpp"
 #include "probes/linux/pressure_parser.hpp"
 
@@ -48,6 +49,7 @@ struct Snapshot {
   std::optional<FieldTable> vmstat;
   std::optional<PressureSection> pressure;
   std::optional<VmSysctlSection> vm_sysctl;
+  std::optional<CgroupSection> cgroups;
 
   std::vector<SourceStatus> sources;
 };

@@ -85,4 +85,36 @@ Expected<std::string_view> KernelFile::read_open_descriptor() {
   return std::string_view(buffer_.data(), used);
 }
 
+Expected<std::string_view> read_file_once(const std::string& path, std::string& buffer, bool* missing) {
+  if (missing) *missing = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (missing) *missing = errno == ENOENT;
+    return make_error(path + ": " + std::strerror(errno));
+  }
+  if (buffer.size() < 4096) buffer.resize(4096);
+  std::size_t used = 0;
+  for (;;) {
+    if (used == buffer.size()) {
+      if (buffer.size() >= KernelFile::kMaxBytes) {
+        ::close(fd);
+        return make_error(path + ": larger than " + std::to_string(KernelFile::kMaxBytes) + " bytes");
+      }
+      buffer.resize(buffer.size() * 2);
+    }
+    const ssize_t n = ::read(fd, buffer.data() + used, buffer.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      if (missing) *missing = err == ENOENT || err == ENODEV;  // cgroup removed mid-read
+      return make_error(path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return std::string_view(buffer.data(), used);
+}
+
 }  // namespace memdiag

@@ -53,4 +53,9 @@ class KernelFile {
   std::string buffer_;
 };
 
+// Reads a small file once (open, read to the end, close) into `buffer`, for files too many to
+// keep open (one set per cgroup). Errors name the path; `missing` is set for ENOENT so callers
+// can tell "not on this kernel / gone meanwhile" from a real failure.
+Expected<std::string_view> read_file_once(const std::string& path, std::string& buffer, bool* missing = nullptr);
+
 }  // namespace memdiag

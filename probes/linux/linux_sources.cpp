@@ -1,5 +1,6 @@
 #include "probes/linux/linux_sources.hpp"
 
+#include "probes/linux/cgroup_source.hpp"
 #include "probes/linux/field_table_source.hpp"
 #include "probes/linux/meminfo_parser.hpp"
 #include "probes/linux/pressure_source.hpp"
@@ -27,7 +28,7 @@ std::unique_ptr<Source> make_vmstat_source(const std::string& procfs) {
 }  // namespace
 
 const std::vector<std::string_view>& linux_source_names() {
-  static const std::vector<std::string_view> kNames = {"meminfo", "vmstat", "pressure", "vm_sysctl"};
+  static const std::vector<std::string_view> kNames = {"meminfo", "vmstat", "pressure", "vm_sysctl", "cgroup"};
   return kNames;
 }
 
@@ -38,6 +39,7 @@ std::unique_ptr<Source> make_linux_source(std::string_view name, const KernelPat
   if (name == "meminfo") return make_meminfo_source(paths.procfs);
   if (name == "vmstat") return make_vmstat_source(paths.procfs);
   if (name == "pressure") return std::make_unique<PressureSource>(paths.procfs);
+  if (name == "cgroup") return std::make_unique<CgroupSource>(paths, options);
   if (name == "vm_sysctl") return std::make_unique<VmSysctlSource>(paths.procfs, options.refresh_interval);
   return nullptr;
 }

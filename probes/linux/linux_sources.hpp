@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probes/core/source.hpp"
+#include "probes/linux/cgroup_tree.hpp"
 
 namespace memdiag {
 
@@ -22,6 +23,9 @@ struct SourceOptions {
   // Slow-changing sources (vm sysctls change only by an administrator's hand) re-read the
   // kernel at most this often and serve the last values in between; 0 = every sample.
   std::chrono::milliseconds refresh_interval{0};
+  // cgroup: how far and what to walk, and how many cgroups to export at most.
+  CgroupDiscoveryOptions cgroup_discovery;
+  std::size_t max_cgroups = 500;
 };
 
 const std::vector<std::string_view>& linux_source_names();

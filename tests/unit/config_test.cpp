@@ -108,12 +108,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"},
         BadConfig{"sampler:\n  ring: \"5\"\n", "sampler.ring", 2, "quoted string"},
         BadConfig{"sources:\n  vmstat: {enabled: \"true\"}\n", "sources.vmstat.enabled", 2, "quoted string"},
-        BadConfig{"sampler:\n  ring: 3601\n", "sampler.ring", 2, "between 1 and 3600"}),
+        BadConfig{"sampler:\n  ring: 3601\n", "sampler.ring", 2, "between 1 and 3600"},
+        BadConfig{"sources:\n  cgroup: {max_depth: 33}\n", "sources.cgroup.max_depth", 2, "between 0 and 32"},
+        BadConfig{"sources:\n  cgroup: {max_cgroups: 0}\n", "sources.cgroup.max_cgroups", 2, "between 1 and 100000"},
+        BadConfig{"sources:\n  cgroup:\n    include: \"/kubepods*\"\n", "sources.cgroup.include", 3, "a list of glob"},
+        BadConfig{"sources:\n  cgroup:\n    exclude: [kubepods]\n", "sources.cgroup.exclude", 3, "starts with '/'"},
+        BadConfig{"sources:\n  meminfo: {max_depth: 2}\n", "sources.meminfo.max_depth", 2, "unknown key"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) {
       std::string name = std::to_string(info.index) + "_";
       for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
       return name;
     });
+
+TEST(Config, CgroupOptions) {
+  auto config = parse_config(
+      "sources:\n  cgroup:\n    max_depth: 3\n    include: [\"/kubepods*\", \"/system.slice/*\"]\n"
+      "    exclude: [\"*conmon*\"]\n    max_cgroups: 50\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options("cgroup");
+  EXPECT_EQ(options.cgroup_discovery.max_depth, 3);
+  EXPECT_EQ(options.cgroup_discovery.include, (std::vector<std::string>{"/kubepods*", "/system.slice/*"}));
+  EXPECT_EQ(options.cgroup_discovery.exclude, (std::vector<std::string>{"*conmon*"}));
+  EXPECT_EQ(options.max_cgroups, 50u);
+}
 
 TEST(Config, EmptySectionsMeanDefaults) {
   auto config = parse_config("web:\nsampler:\nsources:\n  meminfo:\n", "x.yaml");

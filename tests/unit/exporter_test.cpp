@@ -28,6 +28,7 @@ SnapshotPtr fixture_snapshot(const std::string& tree) {
   auto snap = std::make_shared<Snapshot>();
   snap->sequence = 7;
   for (std::string_view name : linux_source_names()) {
+    if (name == "cgroup") continue;  // node sources only: cgroup trees have their own tests
     auto source = make_linux_source(name, KernelPaths{MEMDIAG_SOURCE_DIR "/tests/fixtures/" + tree + "/proc", "/sys"});
     SourceStatus status{std::string(name), false, 0.001, ""};
     Status st = source->probe();
@@ -178,6 +179,29 @@ TEST(Exposition, FastTextEqualsPrometheusCppSerializer) {
       EXPECT_DOUBLE_EQ(a[i].second, b[i].second) << a[i].first;
     }
   }
+}
+
+TEST(Exposition, FastTextEqualsPrometheusCppSerializerWithCgroups) {
+  const std::string tree = MEMDIAG_SOURCE_DIR "/tests/fixtures/cgroup-v2";
+  auto snap = std::make_shared<Snapshot>();
+  for (std::string_view name : {"meminfo", "cgroup"}) {
+    auto source = make_linux_source(name, KernelPaths{tree + "/proc", tree + "/sys"});
+    ASSERT_TRUE(source->probe());
+    ASSERT_TRUE(source->sample(*snap));
+  }
+  SnapshotStore store(1);
+  store.publish(snap);
+  SnapshotCollector collector(store, {});
+  std::string fast;
+  collector.render_text(fast);
+  const auto a = exposition_lines(fast);
+  const auto b = exposition_lines(render_exposition(collector));
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_DOUBLE_EQ(a[i].second, b[i].second) << a[i].first;
+  }
+  EXPECT_GT(a.size(), 300u);
 }
 
 TEST(TextSink, EscapesAndSpecialValues) {

@@ -1,0 +1,60 @@
+// The cgroup view of a snapshot: per memory cgroup usage, limits, events, reclaim-related
+// memory.stat keys and PSI, for the cgroups kept by the cap, plus what the cap dropped.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/linux/kubernetes_identity.hpp"
+#include "probes/linux/pressure_parser.hpp"
+
+namespace memdiag {
+
+// memory.events keys (v2); v1 fills only kOomKill (from memory.oom_control).
+enum class CgroupEvent : std::uint8_t { kLow, kHigh, kMax, kOom, kOomKill, kOomGroupKill };
+inline constexpr std::array<std::string_view, 6> kCgroupEventNames = {"low", "high", "max", "oom", "oom_kill",
+                                                                      "oom_group_kill"};
+
+struct CgroupStatValue {
+  std::string_view key;  // canonical (v2) spelling, static storage
+  std::uint64_t value;
+  bool counter;          // event counter (pgscan, workingset_refault_file) vs bytes (anon, file)
+};
+
+struct CgroupSample {
+  std::string path;  // relative to the hierarchy root: "/" or "/kubepods.slice/..."
+  WorkloadIdentity identity;
+  bool leaf = true;  // no child cgroup was discovered under it
+
+  std::optional<std::uint64_t> usage_bytes;
+  std::optional<std::uint64_t> limit_bytes;  // absent when unlimited or unknown
+  bool limited = false;                      // a finite hard limit is set
+  std::optional<std::uint64_t> high_bytes;   // v2 memory.high, absent when "max"
+  std::optional<std::uint64_t> low_bytes;    // v2 memory.low
+  std::optional<std::uint64_t> swap_usage_bytes;   // v2 memory.swap.current
+  std::optional<std::uint64_t> memsw_usage_bytes;  // v1 memory+swap
+  std::optional<std::uint64_t> memsw_limit_bytes;  // v1, absent when unlimited
+  std::optional<std::uint64_t> failcnt;            // v1 memory.failcnt
+  std::optional<bool> under_oom;                   // v1 memory.oom_control
+  std::array<std::optional<std::uint64_t>, 6> events;  // by CgroupEvent
+  std::vector<CgroupStatValue> stat;
+  std::optional<PsiResource> pressure;  // memory.pressure (v2, or the unified twin in hybrid mode)
+};
+
+struct CgroupSection {
+  std::string_view mode;  // "v1", "v2" or "hybrid" (v1 memory, PSI from cgroup2)
+  std::vector<CgroupSample> cgroups;  // the ones kept by the cap, most important first
+  std::size_t discovered = 0;         // memory cgroups found within depth and patterns
+  std::size_t dropped = 0;            // discovered but not exported because of the cap
+  std::uint64_t leaf_limits_sum_bytes = 0;  // sum of the hard limits of all limited leaf cgroups
+  std::size_t limited_leaves = 0;
+  std::size_t unlimited_leaves = 0;
+  std::size_t malformed_files = 0;  // cgroup files present but unparsable this sample
+  std::string first_malformed;      // the first of them: file and reason
+};
+
+}  // namespace memdiag

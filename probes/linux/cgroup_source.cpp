@@ -1,0 +1,132 @@
+#include "probes/linux/cgroup_source.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "probes/linux/mountinfo_parser.hpp"
+
+namespace memdiag {
+namespace {
+
+bool lists_word(std::string_view text, std::string_view word) {
+  std::size_t pos = 0;
+  while ((pos = text.find(word, pos)) != std::string_view::npos) {
+    const bool starts = pos == 0 || text[pos - 1] == ' ' || text[pos - 1] == '\n';
+    const std::size_t end = pos + word.size();
+    const bool ends = end == text.size() || text[end] == ' ' || text[end] == '\n';
+    if (starts && ends) return true;
+    pos = end;
+  }
+  return false;
+}
+
+// How urgent a cgroup looks: stalling first, then nearness to its limit, then size.
+struct Rank {
+  double pressure;
+  double fill;
+  double usage;
+};
+
+Rank rank_of(const CgroupSample& c) {
+  Rank r{0, 0, 0};
+  if (c.pressure) r.pressure = c.pressure->some.avg10;
+  if (c.usage_bytes) r.usage = static_cast<double>(*c.usage_bytes);
+  if (c.usage_bytes && c.limit_bytes && *c.limit_bytes > 0) r.fill = r.usage / static_cast<double>(*c.limit_bytes);
+  return r;
+}
+
+}  // namespace
+
+CgroupSource::CgroupSource(const KernelPaths& paths, const SourceOptions& options)
+    : paths_(paths),
+      discovery_(options.cgroup_discovery),
+      max_cgroups_(options.max_cgroups),
+      mountinfo_(paths.procfs + "/self/mountinfo") {}
+
+std::string CgroupSource::host_path(const std::string& mount_point) const {
+  if (mount_point == "/sys" || mount_point.rfind("/sys/", 0) == 0) return paths_.sysfs + mount_point.substr(4);
+  return mount_point;
+}
+
+Status CgroupSource::probe() {
+  auto text = mountinfo_.read();
+  if (!text) return text.error();
+  std::vector<MountEntry> mounts;
+  if (auto st = parse_mountinfo(*text, mounts); !st) return make_error(mountinfo_.path() + ": " + st.error().message);
+  const CgroupMounts found = find_cgroup_mounts(mounts);
+  std::string buffer;
+  if (!found.v2.empty()) {
+    auto controllers = read_file_once(host_path(found.v2) + "/cgroup.controllers", buffer);
+    if (controllers && lists_word(*controllers, "memory")) {
+      version_ = CgroupVersion::kV2;
+      mode_ = "v2";
+      root_ = host_path(found.v2);
+      psi_root_.clear();
+      return Ok{};
+    }
+  }
+  if (!found.v1_memory.empty()) {
+    version_ = CgroupVersion::kV1;
+    root_ = host_path(found.v1_memory);
+    psi_root_ = found.v2.empty() ? "" : host_path(found.v2);
+    mode_ = psi_root_.empty() ? "v1" : "hybrid";
+    return Ok{};
+  }
+  return make_error("no memory cgroup hierarchy in " + mountinfo_.path() +
+                    " (neither cgroup2 with the memory controller nor a cgroup v1 memory mount)");
+}
+
+Status CgroupSource::sample(Snapshot& out) {
+  CgroupSection section;
+  section.mode = mode_;
+  struct stat st{};
+  if (::stat(root_.c_str(), &st) != 0) return make_error(root_ + ": the cgroup hierarchy is gone");
+  const auto discovered = discover_cgroups(root_, discovery_);
+
+  std::vector<CgroupSample> samples;
+  samples.reserve(discovered.size());
+  for (const auto& d : discovered) {
+    CgroupSample c;
+    c.path = d.path;
+    c.leaf = d.leaf;
+    const std::string dir = d.path == "/" ? root_ : root_ + d.path;
+    // Hybrid: PSI lives in the cgroup2 twin at the same path, if the workload was put there too.
+    const std::string psi_dir = psi_root_.empty() ? "" : (d.path == "/" ? psi_root_ : psi_root_ + d.path);
+    const auto outcome = reader_.read(version_, dir, psi_dir, c);
+    if (outcome.vanished) continue;
+    section.malformed_files += outcome.malformed_files;
+    if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
+    c.identity = identify_cgroup(c.path);
+    if (c.leaf) {
+      if (c.limited && c.limit_bytes) {
+        section.leaf_limits_sum_bytes += *c.limit_bytes;
+        ++section.limited_leaves;
+      } else {
+        ++section.unlimited_leaves;
+      }
+    }
+    samples.push_back(std::move(c));
+  }
+  section.discovered = samples.size();
+
+  // Most important first; the path keeps the order stable between samples.
+  std::vector<std::pair<Rank, std::size_t>> order;
+  order.reserve(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) order.emplace_back(rank_of(samples[i]), i);
+  std::sort(order.begin(), order.end(), [&samples](const auto& a, const auto& b) {
+    if (a.first.pressure != b.first.pressure) return a.first.pressure > b.first.pressure;
+    if (a.first.fill != b.first.fill) return a.first.fill > b.first.fill;
+    if (a.first.usage != b.first.usage) return a.first.usage > b.first.usage;
+    return samples[a.second].path < samples[b.second].path;
+  });
+  const std::size_t kept = std::min(order.size(), max_cgroups_);
+  section.cgroups.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) section.cgroups.push_back(std::move(samples[order[i].second]));
+  section.dropped = samples.size() - kept;
+  out.cgroups = std::move(section);
+  return Ok{};
+}
+
+}  // namespace memdiag

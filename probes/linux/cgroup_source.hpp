@@ -1,0 +1,40 @@
+// Memory cgroups of the node (issue 3): finds the hierarchy from the mount table (v2 unified
+// with the memory controller, v1 memory, or the hybrid of v1 memory plus a cgroup2 mount that
+// still tracks PSI), walks it within depth and patterns, reads every cgroup, ranks them by what
+// matters (pressure, nearness to the limit, usage) and keeps the first `max_cgroups`.
+#pragma once
+
+#include <string>
+
+#include "probes/core/source.hpp"
+#include "probes/linux/cgroup_reader.hpp"
+#include "probes/linux/cgroup_tree.hpp"
+#include "probes/linux/kernel_file.hpp"
+#include "probes/linux/linux_sources.hpp"
+
+namespace memdiag {
+
+class CgroupSource final : public Source {
+ public:
+  // `options.cgroup_discovery` bounds the walk; `options.max_cgroups` caps what is exported.
+  CgroupSource(const KernelPaths& paths, const SourceOptions& options);
+  std::string_view name() const override { return "cgroup"; }
+  Status probe() override;
+  Status sample(Snapshot& out) override;
+
+ private:
+  // A mount point from mountinfo, under --path.sysfs when it lies below /sys.
+  std::string host_path(const std::string& mount_point) const;
+
+  KernelPaths paths_;
+  CgroupDiscoveryOptions discovery_;
+  std::size_t max_cgroups_;
+  KernelFile mountinfo_;
+  CgroupVersion version_ = CgroupVersion::kV2;
+  std::string_view mode_;
+  std::string root_;      // the memory hierarchy's mount point (host path)
+  std::string psi_root_;  // hybrid: the cgroup2 mount whose twins carry memory.pressure
+  CgroupReader reader_;
+};
+
+}  // namespace memdiag

@@ -1,0 +1,115 @@
+"""The cgroup source against real cgroups on this machine (v1 memory + cgroup2 for PSI): a
+64 MiB memory cgroup, a page-cache workload that makes it reclaim, and one that gets
+OOM-killed, checked through the real daemon's /metrics. Skipped, loudly, where the machine has
+no v1 memory hierarchy (the v2 side is covered by the fixture tree in the unit tests)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import Daemon, die_with_parent
+
+V1 = "/sys/fs/cgroup/memory"
+UNIFIED = "/sys/fs/cgroup/unified"
+LIMIT = 64 << 20
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def wait_for(predicate, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return None
+
+
+@unittest.skipUnless(os.path.exists(V1 + "/memory.limit_in_bytes") and os.geteuid() == 0,
+                     "needs root and a cgroup v1 memory hierarchy")
+class RealV1Cgroup(unittest.TestCase):
+    def setUp(self):
+        self.name = "memdiag-e2e-%d" % os.getpid()
+        self.path = "/" + self.name
+        self.v1 = os.path.join(V1, self.name)
+        self.v2 = os.path.join(UNIFIED, self.name) if os.path.isdir(UNIFIED) else None
+        os.mkdir(self.v1)
+        write(os.path.join(self.v1, "memory.limit_in_bytes"), str(LIMIT))
+        if self.v2:
+            os.mkdir(self.v2)
+        self.tmp = tempfile.mkdtemp(prefix="memdiag-cg-")
+        self.config = os.path.join(self.tmp, "memdiagd.yaml")
+        write(self.config, "sampler: {interval: 200ms}\n"
+                           "sources:\n  cgroup: {include: [\"/%s\"], max_depth: 2}\n" % self.name)
+
+    def tearDown(self):
+        for cg in (self.v1, self.v2):
+            if not cg or not os.path.isdir(cg):
+                continue
+            for _ in range(50):  # the killed workload may take a moment to leave
+                with open(os.path.join(cg, "cgroup.procs")) as f:
+                    pids = [p for p in f.read().split() if p]
+                for pid in pids:
+                    try:
+                        os.kill(int(pid), 9)
+                    except ProcessLookupError:
+                        pass
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run_in_cgroup(self, script, timeout=60):
+        """Runs a shell script inside the v1 cgroup and its cgroup2 twin."""
+        enter = "echo $$ > %s/cgroup.procs; " % self.v1
+        if self.v2:
+            enter += "echo $$ > %s/cgroup.procs; " % self.v2
+        return subprocess.run(["sh", "-c", enter + script], capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=die_with_parent)
+
+    def value(self, d, name, extra=""):
+        key = (name, '{cgroup="%s"%s}' % (self.path, extra))
+        return d.samples().get(key)
+
+    def test_reclaim_oom_and_pressure_of_a_real_cgroup(self):
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            self.assertEqual(self.value(d, "memdiag_cgroup_memory_limit_bytes"), LIMIT)
+            self.assertEqual(d.samples()[("memdiag_cgroups_discovered", '{mode="%s"}' % ("hybrid" if self.v2 else "v1"))], 1)
+
+            # Page cache three times the limit, written then read back: memcg reclaim, failcnt grows.
+            data = os.path.join(self.tmp, "data")
+            p = self.run_in_cgroup("dd if=/dev/zero of=%s bs=1M count=192 status=none && cat %s > /dev/null"
+                                   % (data, data))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            failcnt = wait_for(lambda: self.value(d, "memdiag_cgroup_memory_failcnt_total"))
+            self.assertGreater(failcnt, 0)
+            usage = self.value(d, "memdiag_cgroup_memory_usage_bytes")
+            self.assertGreater(usage, LIMIT // 2)  # the cache stays charged, near the limit
+            self.assertLessEqual(usage, LIMIT)
+            self.assertGreaterEqual(self.value(d, "memdiag_cgroup_memory_headroom_bytes"), 0)
+            with open(os.path.join(self.v1, "memory.failcnt")) as f:
+                self.assertGreaterEqual(int(f.read()), failcnt)  # the daemon never runs ahead of the kernel
+
+            # An anonymous workload of 3x the limit: the OOM killer takes it.
+            p = self.run_in_cgroup("exec python3 -c 'b = bytearray(192 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1'")
+            self.assertNotEqual(p.returncode, 0)
+            oom = wait_for(lambda: self.value(d, "memdiag_cgroup_memory_events_total", ',event="oom_kill"'))
+            self.assertGreaterEqual(oom, 1)
+
+            if self.v2:  # hybrid: PSI of the cgroup2 twin
+                stall = wait_for(lambda: self.value(d, "memdiag_cgroup_pressure_stall_seconds_total", ',kind="some"'))
+                self.assertGreater(stall, 0)
+            self.assertEqual(d.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
