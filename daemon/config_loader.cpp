@@ -185,7 +185,7 @@ class Loader {
       expect_map(value, prefix);
       std::vector<std::string_view> keys = {"enabled"};
       if (linux_source_has_refresh_interval(name)) keys.push_back("refresh_interval");
-      if (name == "cgroup") keys.insert(keys.end(), {"max_depth", "include", "exclude", "max_cgroups"});
+      if (name == "cgroup") keys.insert(keys.end(), {"max_depth", "include", "exclude", "max_cgroups", "max_watched"});
       SourceConfig& source = config.sources[name];
       for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
         const std::string full = prefix + "." + key;
@@ -200,6 +200,10 @@ class Loader {
           const long long depth = integer(v, full);
           if (depth < 0 || depth > 32) refuse(v, full, "must be between 0 and 32, got " + std::to_string(depth));
           source.options.cgroup_discovery.max_depth = static_cast<int>(depth);
+        } else if (key == "max_watched") {
+          const long long watched = integer(v, full);
+          if (watched < 0 || watched > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(watched));
+          source.options.max_watched_cgroups = static_cast<std::size_t>(watched);
         } else if (key == "max_cgroups") {
           const long long cap = integer(v, full);
           if (cap < 1 || cap > 100000) refuse(v, full, "must be between 1 and 100000, got " + std::to_string(cap));

@@ -1,6 +1,7 @@
 #include "daemon/daemon.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -87,8 +88,19 @@ void block_daemon_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+// Cgroup event watching holds four eventfds per watched cgroup: lift the soft descriptor limit
+// to the hard one, as daemons that watch many files do.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 int run_daemon(const CliOptions& options, Config config) {
   block_daemon_signals();  // before the first thread: every thread inherits the mask
+  raise_descriptor_limit();
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval);
   prom::SnapshotCollector collector(store, build_info());

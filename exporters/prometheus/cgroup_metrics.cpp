@@ -62,6 +62,10 @@ void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> m
               "Cgroups discovered but not exported because of sources.cgroup.max_cgroups (least important first).",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.dropped));
+  sink.family("memdiag_cgroups_watched",
+              "Cgroups with v1 pressure_level and OOM eventfds registered (sources.cgroup.max_watched).",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.watched));
   sink.family("memdiag_cgroup_malformed_files", "Cgroup files present but unparsable in the last sample.",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.malformed_files));
@@ -128,6 +132,23 @@ void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> m
     }
   }
 
+  sink.family("memdiag_cgroup_pressure_events_total",
+              "v1 memory.pressure_level notifications by level (low: reclaiming; medium: swapping or "
+              "thrashing caches; critical: about to OOM), counted by eventfd as they happen.",
+              MetricType::Counter);
+  for (const auto& c : section.cgroups) {
+    if (!c.notifications) continue;
+    CgroupLabels labels(c);
+    for (std::size_t l = 0; l < kPressureLevelNames.size(); ++l) {
+      labels.emit(sink, {{"level", kPressureLevelNames[l]}}, static_cast<double>(c.notifications->pressure[l]));
+    }
+  }
+  per_cgroup(section, sink, "memdiag_cgroup_oom_notifications_total",
+             "v1 memory.oom_control eventfd notifications: OOM situations in the cgroup, as they happen.",
+             MetricType::Counter, [](const CgroupSample& c) -> std::optional<double> {
+               if (!c.notifications) return std::nullopt;
+               return static_cast<double>(c.notifications->oom);
+             });
   sink.family("memdiag_cgroup_memory_stat_bytes",
               "memory.stat sizes (anon, file, kernel, shmem, ...; v1 total_* mapped to the v2 names).",
               MetricType::Gauge);

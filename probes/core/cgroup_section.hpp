@@ -25,6 +25,14 @@ struct CgroupStatValue {
   bool counter;          // event counter (pgscan, workingset_refault_file) vs bytes (anon, file)
 };
 
+// Kernel notifications counted by the event watcher (v1 memory.pressure_level and
+// memory.oom_control eventfds), cumulative since the cgroup started being watched.
+struct CgroupNotifications {
+  std::array<std::uint64_t, 3> pressure{};  // by level: low, medium, critical
+  std::uint64_t oom = 0;
+};
+inline constexpr std::array<std::string_view, 3> kPressureLevelNames = {"low", "medium", "critical"};
+
 struct CgroupSample {
   std::string path;  // relative to the hierarchy root: "/" or "/kubepods.slice/..."
   WorkloadIdentity identity;
@@ -43,6 +51,7 @@ struct CgroupSample {
   std::array<std::optional<std::uint64_t>, 6> events;  // by CgroupEvent
   std::vector<CgroupStatValue> stat;
   std::optional<PsiResource> pressure;  // memory.pressure (v2, or the unified twin in hybrid mode)
+  std::optional<CgroupNotifications> notifications;  // v1, for the cgroups the watcher covers
 };
 
 struct CgroupSection {
@@ -53,6 +62,7 @@ struct CgroupSection {
   std::uint64_t leaf_limits_sum_bytes = 0;  // sum of the hard limits of all limited leaf cgroups
   std::size_t limited_leaves = 0;
   std::size_t unlimited_leaves = 0;
+  std::size_t watched = 0;          // cgroups with event notifications registered
   std::size_t malformed_files = 0;  // cgroup files present but unparsable this sample
   std::string first_malformed;      // the first of them: file and reason
 };

@@ -43,6 +43,7 @@ CgroupSource::CgroupSource(const KernelPaths& paths, const SourceOptions& option
     : paths_(paths),
       discovery_(options.cgroup_discovery),
       max_cgroups_(options.max_cgroups),
+      max_watched_(options.max_watched_cgroups),
       mountinfo_(paths.procfs + "/self/mountinfo") {}
 
 std::string CgroupSource::host_path(const std::string& mount_point) const {
@@ -72,6 +73,7 @@ Status CgroupSource::probe() {
     root_ = host_path(found.v1_memory);
     psi_root_ = found.v2.empty() ? "" : host_path(found.v2);
     mode_ = psi_root_.empty() ? "v1" : "hybrid";
+    if (max_watched_ > 0 && !watcher_) watcher_ = std::make_unique<CgroupEventWatcher>();
     return Ok{};
   }
   return make_error("no memory cgroup hierarchy in " + mountinfo_.path() +
@@ -125,6 +127,17 @@ Status CgroupSource::sample(Snapshot& out) {
   section.cgroups.reserve(kept);
   for (std::size_t i = 0; i < kept; ++i) section.cgroups.push_back(std::move(samples[order[i].second]));
   section.dropped = samples.size() - kept;
+  if (watcher_) {
+    // Watch the most important exported cgroups; counts start when a cgroup is first watched.
+    std::vector<std::string> dirs;
+    for (std::size_t i = 0; i < section.cgroups.size() && i < max_watched_; ++i) {
+      const std::string& path = section.cgroups[i].path;
+      dirs.push_back(path == "/" ? root_ : root_ + path);
+    }
+    watcher_->watch(dirs);
+    for (std::size_t i = 0; i < dirs.size(); ++i) section.cgroups[i].notifications = watcher_->counts(dirs[i]);
+    section.watched = watcher_->watched();
+  }
   out.cgroups = std::move(section);
   return Ok{};
 }

@@ -4,9 +4,11 @@
 // matters (pressure, nearness to the limit, usage) and keeps the first `max_cgroups`.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "probes/core/source.hpp"
+#include "probes/linux/cgroup_event_watcher.hpp"
 #include "probes/linux/cgroup_reader.hpp"
 #include "probes/linux/cgroup_tree.hpp"
 #include "probes/linux/kernel_file.hpp"
@@ -29,12 +31,14 @@ class CgroupSource final : public Source {
   KernelPaths paths_;
   CgroupDiscoveryOptions discovery_;
   std::size_t max_cgroups_;
+  std::size_t max_watched_;
   KernelFile mountinfo_;
   CgroupVersion version_ = CgroupVersion::kV2;
   std::string_view mode_;
   std::string root_;      // the memory hierarchy's mount point (host path)
   std::string psi_root_;  // hybrid: the cgroup2 mount whose twins carry memory.pressure
   CgroupReader reader_;
+  std::unique_ptr<CgroupEventWatcher> watcher_;  // v1 only
 };
 
 }  // namespace memdiag

@@ -26,6 +26,9 @@ struct SourceOptions {
   // cgroup: how far and what to walk, and how many cgroups to export at most.
   CgroupDiscoveryOptions cgroup_discovery;
   std::size_t max_cgroups = 500;
+  // v1: how many of the exported cgroups (most important first) get pressure_level and OOM
+  // eventfds: four descriptors each.
+  std::size_t max_watched_cgroups = 100;
 };
 
 const std::vector<std::string_view>& linux_source_names();

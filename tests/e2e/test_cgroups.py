@@ -98,12 +98,18 @@ class RealV1Cgroup(unittest.TestCase):
             self.assertGreaterEqual(self.value(d, "memdiag_cgroup_memory_headroom_bytes"), 0)
             with open(os.path.join(self.v1, "memory.failcnt")) as f:
                 self.assertGreaterEqual(int(f.read()), failcnt)  # the daemon never runs ahead of the kernel
+            # memory.pressure_level "low" fired through the eventfd while the cache was reclaimed
+            self.assertEqual(d.samples()[("memdiag_cgroups_watched", "")], 1)
+            low = wait_for(lambda: self.value(d, "memdiag_cgroup_pressure_events_total", ',level="low"'))
+            self.assertGreater(low, 0)
 
             # An anonymous workload of 3x the limit: the OOM killer takes it.
             p = self.run_in_cgroup("exec python3 -c 'b = bytearray(192 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1'")
             self.assertNotEqual(p.returncode, 0)
             oom = wait_for(lambda: self.value(d, "memdiag_cgroup_memory_events_total", ',event="oom_kill"'))
             self.assertGreaterEqual(oom, 1)
+            notified = wait_for(lambda: self.value(d, "memdiag_cgroup_oom_notifications_total"))
+            self.assertGreaterEqual(notified, 1)  # the memory.oom_control eventfd saw it too
 
             if self.v2:  # hybrid: PSI of the cgroup2 twin
                 stall = wait_for(lambda: self.value(d, "memdiag_cgroup_pressure_stall_seconds_total", ',kind="some"'))

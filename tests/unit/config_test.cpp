@@ -113,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"sources:\n  cgroup: {max_cgroups: 0}\n", "sources.cgroup.max_cgroups", 2, "between 1 and 100000"},
         BadConfig{"sources:\n  cgroup:\n    include: \"/kubepods*\"\n", "sources.cgroup.include", 3, "a list of glob"},
         BadConfig{"sources:\n  cgroup:\n    exclude: [kubepods]\n", "sources.cgroup.exclude", 3, "starts with '/'"},
-        BadConfig{"sources:\n  meminfo: {max_depth: 2}\n", "sources.meminfo.max_depth", 2, "unknown key"}),
+        BadConfig{"sources:\n  meminfo: {max_depth: 2}\n", "sources.meminfo.max_depth", 2, "unknown key"},
+        BadConfig{"sources:\n  cgroup: {max_watched: 1001}\n", "sources.cgroup.max_watched", 2, "between 0 and 1000"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) {
       std::string name = std::to_string(info.index) + "_";
       for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
