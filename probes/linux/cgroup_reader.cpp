@@ -85,8 +85,8 @@ bool CgroupReader::read_file(const std::string& dir, const char* name, Outcome& 
   return true;
 }
 
-CgroupReader::Outcome CgroupReader::read(CgroupVersion version, const std::string& dir, const std::string& psi_dir,
-                                         CgroupSample& out) {
+CgroupReader::Outcome CgroupReader::read_core(CgroupVersion version, const std::string& dir,
+                                              const std::string& psi_dir, CgroupSample& out) {
   Outcome outcome;
   struct stat st{};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -94,17 +94,25 @@ CgroupReader::Outcome CgroupReader::read(CgroupVersion version, const std::strin
     return outcome;
   }
   if (version == CgroupVersion::kV1) {
-    read_v1(dir, out, outcome);
+    read_v1_core(dir, out, outcome);
   } else {
-    read_v2(dir, out, outcome);
+    read_v2_core(dir, out, outcome);
   }
-  read_stat(dir, version, out, outcome);
   read_pressure(psi_dir.empty() ? dir : psi_dir, out, outcome);
-  if (::stat(dir.c_str(), &st) != 0) outcome.vanished = true;  // removed while we read it
   return outcome;
 }
 
-void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+void CgroupReader::read_details(CgroupVersion version, const std::string& dir, CgroupSample& out, Outcome& outcome) {
+  // A cgroup removed since read_core just leaves these absent: its files are missing, not bad.
+  if (version == CgroupVersion::kV1) {
+    read_v1_details(dir, out, outcome);
+  } else {
+    read_v2_details(dir, out, outcome);
+  }
+  read_stat(dir, version, out, outcome);
+}
+
+void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
   auto number = [&](const char* name, std::optional<std::uint64_t>& field) {
     if (!read_file(dir, name, outcome)) return;
     auto v = parse_cgroup_u64(content_);
@@ -124,8 +132,11 @@ void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& o
     field = *v;
     if (limited) *limited = v->has_value();
   };
-  number("memory.current", out.usage_bytes);
-  limit("memory.max", out.limit_bytes, &out.limited);
+  if (!details) {
+    number("memory.current", out.usage_bytes);
+    limit("memory.max", out.limit_bytes, &out.limited);
+    return;
+  }
   limit("memory.high", out.high_bytes, nullptr);
   limit("memory.low", out.low_bytes, nullptr);  // may be "max": protect everything (absent here)
   number("memory.swap.current", out.swap_usage_bytes);
@@ -142,7 +153,7 @@ void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& o
   }
 }
 
-void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
   auto number = [&](const char* name, std::optional<std::uint64_t>& field) {
     if (!read_file(dir, name, outcome)) return;
     auto v = parse_cgroup_u64(content_);
@@ -152,15 +163,18 @@ void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& o
       note_malformed(outcome, dir, name, v.error().message);
     }
   };
-  number("memory.usage_in_bytes", out.usage_bytes);
-  if (read_file(dir, "memory.limit_in_bytes", outcome)) {
-    auto v = parse_cgroup_limit(content_);
-    if (v) {
-      out.limit_bytes = *v;
-      out.limited = v->has_value();
-    } else {
-      note_malformed(outcome, dir, "memory.limit_in_bytes", v.error().message);
+  if (!details) {
+    number("memory.usage_in_bytes", out.usage_bytes);
+    if (read_file(dir, "memory.limit_in_bytes", outcome)) {
+      auto v = parse_cgroup_limit(content_);
+      if (v) {
+        out.limit_bytes = *v;
+        out.limited = v->has_value();
+      } else {
+        note_malformed(outcome, dir, "memory.limit_in_bytes", v.error().message);
+      }
     }
+    return;
   }
   number("memory.failcnt", out.failcnt);
   number("memory.memsw.usage_in_bytes", out.memsw_usage_bytes);

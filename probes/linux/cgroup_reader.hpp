@@ -22,15 +22,25 @@ class CgroupReader {
     std::string first_error;          // the first of them, for the log
   };
 
-  // `dir`: the cgroup's directory; `psi_dir`: where its memory.pressure lives ("" = in `dir`
-  // for v2; the cgroup2 twin in hybrid mode, which may not exist).
-  Outcome read(CgroupVersion version, const std::string& dir, const std::string& psi_dir, CgroupSample& out);
+  // What ranking and the limit sum need, read for every discovered cgroup: usage, hard limit
+  // and memory.pressure. `dir`: the cgroup's directory; `psi_dir`: where its memory.pressure
+  // lives ("" = in `dir` for v2; the cgroup2 twin in hybrid mode, which may not exist).
+  Outcome read_core(CgroupVersion version, const std::string& dir, const std::string& psi_dir, CgroupSample& out);
+
+  // The rest (events, memory.stat, swap, v1 failcnt and oom_control, v2 high/low), read only
+  // for the cgroups the cap keeps: at 2,000 cgroups and a cap of 500 that halves the opens,
+  // which are most of the cost.
+  void read_details(CgroupVersion version, const std::string& dir, CgroupSample& out, Outcome& outcome);
 
  private:
   // Reads `dir/name`; false if missing or (counted in `outcome`) unreadable.
   bool read_file(const std::string& dir, const char* name, Outcome& outcome);
-  void read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome);
-  void read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome);
+  void read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details);
+  void read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details);
+  void read_v1_core(const std::string& dir, CgroupSample& out, Outcome& o) { read_v1(dir, out, o, false); }
+  void read_v1_details(const std::string& dir, CgroupSample& out, Outcome& o) { read_v1(dir, out, o, true); }
+  void read_v2_core(const std::string& dir, CgroupSample& out, Outcome& o) { read_v2(dir, out, o, false); }
+  void read_v2_details(const std::string& dir, CgroupSample& out, Outcome& o) { read_v2(dir, out, o, true); }
   void read_stat(const std::string& dir, CgroupVersion version, CgroupSample& out, Outcome& outcome);
   void read_pressure(const std::string& dir, CgroupSample& out, Outcome& outcome);
   void note_malformed(Outcome& outcome, const std::string& dir, const char* name, const std::string& why);

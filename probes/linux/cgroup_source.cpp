@@ -96,7 +96,7 @@ Status CgroupSource::sample(Snapshot& out) {
     const std::string dir = d.path == "/" ? root_ : root_ + d.path;
     // Hybrid: PSI lives in the cgroup2 twin at the same path, if the workload was put there too.
     const std::string psi_dir = psi_root_.empty() ? "" : (d.path == "/" ? psi_root_ : psi_root_ + d.path);
-    const auto outcome = reader_.read(version_, dir, psi_dir, c);
+    const auto outcome = reader_.read_core(version_, dir, psi_dir, c);
     if (outcome.vanished) continue;
     section.malformed_files += outcome.malformed_files;
     if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
@@ -125,7 +125,14 @@ Status CgroupSource::sample(Snapshot& out) {
   });
   const std::size_t kept = std::min(order.size(), max_cgroups_);
   section.cgroups.reserve(kept);
-  for (std::size_t i = 0; i < kept; ++i) section.cgroups.push_back(std::move(samples[order[i].second]));
+  for (std::size_t i = 0; i < kept; ++i) {
+    CgroupSample& c = samples[order[i].second];
+    CgroupReader::Outcome outcome;
+    reader_.read_details(version_, c.path == "/" ? root_ : root_ + c.path, c, outcome);
+    section.malformed_files += outcome.malformed_files;
+    if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
+    section.cgroups.push_back(std::move(c));
+  }
   section.dropped = samples.size() - kept;
   if (watcher_) {
     // Watch the most important exported cgroups; counts start when a cgroup is first watched.
