@@ -112,34 +112,38 @@ void CgroupReader::read_details(CgroupVersion version, const std::string& dir, C
   read_stat(dir, version, out, outcome);
 }
 
-void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
-  auto number = [&](const char* name, std::optional<std::uint64_t>& field) {
-    if (!read_file(dir, name, outcome)) return;
-    auto v = parse_cgroup_u64(content_);
-    if (v) {
-      field = *v;
-    } else {
-      note_malformed(outcome, dir, name, v.error().message);
-    }
-  };
-  auto limit = [&](const char* name, std::optional<std::uint64_t>& field, bool* limited) {
-    if (!read_file(dir, name, outcome)) return;
-    auto v = parse_cgroup_limit(content_);
-    if (!v) {
-      note_malformed(outcome, dir, name, v.error().message);
-      return;
-    }
+void CgroupReader::read_number(const std::string& dir, const char* name, std::optional<std::uint64_t>& field,
+                               Outcome& outcome) {
+  if (!read_file(dir, name, outcome)) return;
+  auto v = parse_cgroup_u64(content_);
+  if (v) {
     field = *v;
-    if (limited) *limited = v->has_value();
-  };
-  if (!details) {
-    number("memory.current", out.usage_bytes);
-    limit("memory.max", out.limit_bytes, &out.limited);
+  } else {
+    note_malformed(outcome, dir, name, v.error().message);
+  }
+}
+
+void CgroupReader::read_limit(const std::string& dir, const char* name, std::optional<std::uint64_t>& field,
+                              bool* limited, Outcome& outcome) {
+  if (!read_file(dir, name, outcome)) return;
+  auto v = parse_cgroup_limit(content_);
+  if (!v) {
+    note_malformed(outcome, dir, name, v.error().message);
     return;
   }
-  limit("memory.high", out.high_bytes, nullptr);
-  limit("memory.low", out.low_bytes, nullptr);  // may be "max": protect everything (absent here)
-  number("memory.swap.current", out.swap_usage_bytes);
+  field = *v;
+  if (limited) *limited = v->has_value();
+}
+
+void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
+  if (!details) {
+    read_number(dir, "memory.current", out.usage_bytes, outcome);
+    read_limit(dir, "memory.max", out.limit_bytes, &out.limited, outcome);
+    return;
+  }
+  read_limit(dir, "memory.high", out.high_bytes, nullptr, outcome);
+  read_limit(dir, "memory.low", out.low_bytes, nullptr, outcome);  // "max" protects everything: absent here
+  read_number(dir, "memory.swap.current", out.swap_usage_bytes, outcome);
   if (read_file(dir, "memory.events", outcome)) {
     if (auto st = parse_flat_keyed(content_, keyed_); !st) {
       note_malformed(outcome, dir, "memory.events", st.error().message);
@@ -154,38 +158,14 @@ void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& o
 }
 
 void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
-  auto number = [&](const char* name, std::optional<std::uint64_t>& field) {
-    if (!read_file(dir, name, outcome)) return;
-    auto v = parse_cgroup_u64(content_);
-    if (v) {
-      field = *v;
-    } else {
-      note_malformed(outcome, dir, name, v.error().message);
-    }
-  };
   if (!details) {
-    number("memory.usage_in_bytes", out.usage_bytes);
-    if (read_file(dir, "memory.limit_in_bytes", outcome)) {
-      auto v = parse_cgroup_limit(content_);
-      if (v) {
-        out.limit_bytes = *v;
-        out.limited = v->has_value();
-      } else {
-        note_malformed(outcome, dir, "memory.limit_in_bytes", v.error().message);
-      }
-    }
+    read_number(dir, "memory.usage_in_bytes", out.usage_bytes, outcome);
+    read_limit(dir, "memory.limit_in_bytes", out.limit_bytes, &out.limited, outcome);
     return;
   }
-  number("memory.failcnt", out.failcnt);
-  number("memory.memsw.usage_in_bytes", out.memsw_usage_bytes);
-  if (read_file(dir, "memory.memsw.limit_in_bytes", outcome)) {
-    auto v = parse_cgroup_limit(content_);
-    if (v) {
-      out.memsw_limit_bytes = *v;
-    } else {
-      note_malformed(outcome, dir, "memory.memsw.limit_in_bytes", v.error().message);
-    }
-  }
+  read_number(dir, "memory.failcnt", out.failcnt, outcome);
+  read_number(dir, "memory.memsw.usage_in_bytes", out.memsw_usage_bytes, outcome);
+  read_limit(dir, "memory.memsw.limit_in_bytes", out.memsw_limit_bytes, nullptr, outcome);
   if (read_file(dir, "memory.oom_control", outcome)) {
     if (auto st = parse_flat_keyed(content_, keyed_); !st) {
       note_malformed(outcome, dir, "memory.oom_control", st.error().message);

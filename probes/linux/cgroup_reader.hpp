@@ -35,6 +35,10 @@ class CgroupReader {
  private:
   // Reads `dir/name`; false if missing or (counted in `outcome`) unreadable.
   bool read_file(const std::string& dir, const char* name, Outcome& outcome);
+  void read_number(const std::string& dir, const char* name, std::optional<std::uint64_t>& field, Outcome& outcome);
+  // nullopt in `field` (and false in `limited`) for "max" and v1's unlimited.
+  void read_limit(const std::string& dir, const char* name, std::optional<std::uint64_t>& field, bool* limited,
+                  Outcome& outcome);
   void read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details);
   void read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details);
   void read_v1_core(const std::string& dir, CgroupSample& out, Outcome& o) { read_v1(dir, out, o, false); }
