@@ -51,18 +51,20 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, "prometheus.log"), "w"),
                 preexec_fn=die_with_parent)
 
+            # Two scrapes a second apart may both see the same 1 s sample (rate 0): wait until
+            # Prometheus holds two different samples of a counter that always moves.
             deadline = time.monotonic() + 60
             rate = []
             while time.monotonic() < deadline:
                 try:
                     rate = query(prom_port, 'rate(memdiag_vmstat_pgfault_total{job="memdiag"}[10s])')
-                    if rate:
+                    if rate and float(rate[0]["value"][1]) > 0:
                         break
                 except OSError:
                     pass
                 time.sleep(0.5)
             self.assertTrue(rate, "Prometheus never had two scrapes of memdiagd")
-            self.assertGreater(float(rate[0]["value"][1]), 0)
+            self.assertGreater(float(rate[0]["value"][1]), 0, "pgfault never moved in Prometheus' view")
 
             up = query(prom_port, 'up{job="memdiag"}')
             self.assertEqual(up[0]["value"][1], "1")
