@@ -89,7 +89,8 @@ Expected<std::string_view> read_file_once(const std::string& path, std::string& 
   if (missing) *missing = false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (missing) *missing = errno == ENOENT;
+    // ENODEV: the cgroup is being removed right now (kernfs node deactivated).
+    if (missing) *missing = errno == ENOENT || errno == ENODEV;
     return make_error(path + ": " + std::strerror(errno));
   }
   if (buffer.size() < 4096) buffer.resize(4096);
