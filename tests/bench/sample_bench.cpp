@@ -15,6 +15,8 @@
 // All report process CPU time per iteration (reads of /proc are mostly system time, which
 // counts). After the table a summary sets the full sample against the floors.
 #include <benchmark/benchmark.h>
+
+#include "tests/bench/recording_reporter.hpp"
 #include <fcntl.h>
 #include <prometheus/text_serializer.h>
 #include <unistd.h>
@@ -43,6 +45,8 @@
 #include "probes/linux/vmstat_parser.hpp"
 
 namespace {
+
+using memdiag::bench::RecordingReporter;
 
 using memdiag::KernelPaths;
 using memdiag::Snapshot;
@@ -331,45 +335,6 @@ void BM_RenderFloor(benchmark::State& state) {
 }
 
 // --- Registration and the summary. ---
-
-// Shows every run as usual and keeps each benchmark's CPU time per iteration (the median
-// when repetitions are asked for) for the summary.
-class RecordingReporter final : public benchmark::BenchmarkReporter {
- public:
-  explicit RecordingReporter(benchmark::BenchmarkReporter* display) : display_(display) {}
-
-  bool ReportContext(const Context& context) override { return display_->ReportContext(context); }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      if (single || median) cpu_us_[run.run_name.function_name] = run.GetAdjustedCPUTime() * to_us(run.time_unit);
-    }
-    display_->ReportRuns(runs);
-  }
-  void Finalize() override { display_->Finalize(); }
-
-  // CPU microseconds per iteration, or a negative value if that benchmark did not run.
-  double cpu_us(const std::string& name) const {
-    auto it = cpu_us_.find(name);
-    return it == cpu_us_.end() ? -1 : it->second;
-  }
-
- private:
-  static double to_us(benchmark::TimeUnit unit) {
-    switch (unit) {
-      case benchmark::kNanosecond: return 1e-3;
-      case benchmark::kMicrosecond: return 1;
-      case benchmark::kMillisecond: return 1e3;
-      case benchmark::kSecond: return 1e6;
-    }
-    return 1;
-  }
-
-  benchmark::BenchmarkReporter* display_;
-  std::map<std::string, double> cpu_us_;
-};
 
 constexpr const char* kFullSample = "FullSample";
 constexpr const char* kFullSampleSysctls = "FullSample/sysctls_every_sample";
