@@ -69,6 +69,13 @@ void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> m
   sink.family("memdiag_cgroup_malformed_files", "Cgroup files present but unparsable in the last sample.",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.malformed_files));
+  sink.family("memdiag_cgroup_tree_walks_total",
+              "Times the cgroup hierarchy was listed: only when a cgroup was created, removed or renamed "
+              "(inotify), or at every sample when the tree cannot be watched.",
+              MetricType::Counter);
+  sink.sample({}, static_cast<double>(section.tree_walks));
+  sink.family("memdiag_cgroup_open_files", "Cgroup file descriptors kept open between samples.", MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.open_files));
 
   sink.family("memdiag_cgroup_leaf_limits_sum_bytes",
               "Sum of the hard memory limits of all limited leaf cgroups: what has been promised.", MetricType::Gauge);

@@ -63,6 +63,8 @@ struct CgroupSection {
   std::size_t limited_leaves = 0;
   std::size_t unlimited_leaves = 0;
   std::size_t watched = 0;          // cgroups with event notifications registered
+  std::uint64_t tree_walks = 0;     // times the hierarchy was listed (only when it changed)
+  std::size_t open_files = 0;       // cgroup file descriptors kept open between samples
   std::size_t malformed_files = 0;  // cgroup files present but unparsable this sample
   std::string first_malformed;      // the first of them: file and reason
 };

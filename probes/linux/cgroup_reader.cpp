@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "probes/linux/cgroup_values.hpp"
-#include "probes/linux/kernel_file.hpp"
 
 namespace memdiag {
 namespace {
@@ -73,37 +72,53 @@ void CgroupReader::note_malformed(Outcome& outcome, const std::string& dir, cons
   if (outcome.malformed_files++ == 0) outcome.first_error = dir + "/" + name + ": " + why;
 }
 
-bool CgroupReader::read_file(const std::string& dir, const char* name, Outcome& outcome) {
-  path_.assign(dir).append("/").append(name);
-  bool missing = false;
-  auto text = read_file_once(path_, buffer_, &missing);
-  if (!text) {
-    if (!missing) note_malformed(outcome, dir, name, text.error().message);
-    return false;
+bool CgroupReader::read_file(CgroupFile file, const std::string& dir, const char* name, Outcome& outcome) {
+  switch (files_.read(*entry_, file, dir, name)) {
+    case CgroupFileCache::Result::kOk:
+      content_ = files_.content();
+      return true;
+    case CgroupFileCache::Result::kMissing:
+      if (file == CgroupFile::kUsage) usage_missing_ = true;
+      return false;
+    case CgroupFileCache::Result::kGone:
+      gone_ = true;
+      return false;
+    case CgroupFileCache::Result::kFailed:
+      if (outcome.malformed_files++ == 0) outcome.first_error = files_.error();
+      return false;
   }
-  content_ = *text;
-  return true;
+  return false;
 }
 
-CgroupReader::Outcome CgroupReader::read_core(CgroupVersion version, const std::string& dir,
-                                              const std::string& psi_dir, CgroupSample& out) {
+CgroupReader::Outcome CgroupReader::read_core(CgroupVersion version, Files& files, bool is_root,
+                                              const std::string& dir, const std::string& psi_dir, CgroupSample& out) {
   Outcome outcome;
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    outcome.vanished = true;
-    return outcome;
-  }
+  files_.touch(files);
+  entry_ = &files;
+  gone_ = false;
+  usage_missing_ = false;
   if (version == CgroupVersion::kV1) {
     read_v1_core(dir, out, outcome);
   } else {
     read_v2_core(dir, out, outcome);
   }
+  // A removed cgroup shows as a descriptor gone stale or, when its files were never open, as
+  // a missing usage file. Only the root legitimately has none (v2), so only then look.
+  if (gone_ || (usage_missing_ && !is_root)) {
+    struct stat st{};
+    if (gone_ || ::stat(dir.c_str(), &st) != 0) {
+      outcome.vanished = true;
+      return outcome;
+    }
+  }
   read_pressure(psi_dir.empty() ? dir : psi_dir, out, outcome);
   return outcome;
 }
 
-void CgroupReader::read_details(CgroupVersion version, const std::string& dir, CgroupSample& out, Outcome& outcome) {
+void CgroupReader::read_details(CgroupVersion version, Files& files, const std::string& dir, CgroupSample& out,
+                                Outcome& outcome) {
   // A cgroup removed since read_core just leaves these absent: its files are missing, not bad.
+  entry_ = &files;
   if (version == CgroupVersion::kV1) {
     read_v1_details(dir, out, outcome);
   } else {
@@ -112,9 +127,9 @@ void CgroupReader::read_details(CgroupVersion version, const std::string& dir, C
   read_stat(dir, version, out, outcome);
 }
 
-void CgroupReader::read_number(const std::string& dir, const char* name, std::optional<std::uint64_t>& field,
-                               Outcome& outcome) {
-  if (!read_file(dir, name, outcome)) return;
+void CgroupReader::read_number(CgroupFile file, const std::string& dir, const char* name,
+                               std::optional<std::uint64_t>& field, Outcome& outcome) {
+  if (!read_file(file, dir, name, outcome)) return;
   auto v = parse_cgroup_u64(content_);
   if (v) {
     field = *v;
@@ -123,9 +138,9 @@ void CgroupReader::read_number(const std::string& dir, const char* name, std::op
   }
 }
 
-void CgroupReader::read_limit(const std::string& dir, const char* name, std::optional<std::uint64_t>& field,
-                              bool* limited, Outcome& outcome) {
-  if (!read_file(dir, name, outcome)) return;
+void CgroupReader::read_limit(CgroupFile file, const std::string& dir, const char* name,
+                              std::optional<std::uint64_t>& field, bool* limited, Outcome& outcome) {
+  if (!read_file(file, dir, name, outcome)) return;
   auto v = parse_cgroup_limit(content_);
   if (!v) {
     note_malformed(outcome, dir, name, v.error().message);
@@ -135,16 +150,17 @@ void CgroupReader::read_limit(const std::string& dir, const char* name, std::opt
   if (limited) *limited = v->has_value();
 }
 
-void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
-  if (!details) {
-    read_number(dir, "memory.current", out.usage_bytes, outcome);
-    read_limit(dir, "memory.max", out.limit_bytes, &out.limited, outcome);
-    return;
-  }
-  read_limit(dir, "memory.high", out.high_bytes, nullptr, outcome);
-  read_limit(dir, "memory.low", out.low_bytes, nullptr, outcome);  // "max" protects everything: absent here
-  read_number(dir, "memory.swap.current", out.swap_usage_bytes, outcome);
-  if (read_file(dir, "memory.events", outcome)) {
+void CgroupReader::read_v2_core(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+  read_number(CgroupFile::kUsage, dir, "memory.current", out.usage_bytes, outcome);
+  read_limit(CgroupFile::kLimit, dir, "memory.max", out.limit_bytes, &out.limited, outcome);
+}
+
+void CgroupReader::read_v2_details(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+  read_limit(CgroupFile::kHigh, dir, "memory.high", out.high_bytes, nullptr, outcome);
+  // "max" protects everything: absent here
+  read_limit(CgroupFile::kLow, dir, "memory.low", out.low_bytes, nullptr, outcome);
+  read_number(CgroupFile::kSwap, dir, "memory.swap.current", out.swap_usage_bytes, outcome);
+  if (read_file(CgroupFile::kEvents, dir, "memory.events", outcome)) {
     if (auto st = parse_flat_keyed(content_, keyed_); !st) {
       note_malformed(outcome, dir, "memory.events", st.error().message);
     } else {
@@ -157,16 +173,16 @@ void CgroupReader::read_v2(const std::string& dir, CgroupSample& out, Outcome& o
   }
 }
 
-void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& outcome, bool details) {
-  if (!details) {
-    read_number(dir, "memory.usage_in_bytes", out.usage_bytes, outcome);
-    read_limit(dir, "memory.limit_in_bytes", out.limit_bytes, &out.limited, outcome);
-    return;
-  }
-  read_number(dir, "memory.failcnt", out.failcnt, outcome);
-  read_number(dir, "memory.memsw.usage_in_bytes", out.memsw_usage_bytes, outcome);
-  read_limit(dir, "memory.memsw.limit_in_bytes", out.memsw_limit_bytes, nullptr, outcome);
-  if (read_file(dir, "memory.oom_control", outcome)) {
+void CgroupReader::read_v1_core(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+  read_number(CgroupFile::kUsage, dir, "memory.usage_in_bytes", out.usage_bytes, outcome);
+  read_limit(CgroupFile::kLimit, dir, "memory.limit_in_bytes", out.limit_bytes, &out.limited, outcome);
+}
+
+void CgroupReader::read_v1_details(const std::string& dir, CgroupSample& out, Outcome& outcome) {
+  read_number(CgroupFile::kFailcnt, dir, "memory.failcnt", out.failcnt, outcome);
+  read_number(CgroupFile::kMemswUsage, dir, "memory.memsw.usage_in_bytes", out.memsw_usage_bytes, outcome);
+  read_limit(CgroupFile::kMemswLimit, dir, "memory.memsw.limit_in_bytes", out.memsw_limit_bytes, nullptr, outcome);
+  if (read_file(CgroupFile::kOomControl, dir, "memory.oom_control", outcome)) {
     if (auto st = parse_flat_keyed(content_, keyed_); !st) {
       note_malformed(outcome, dir, "memory.oom_control", st.error().message);
     } else {
@@ -179,7 +195,7 @@ void CgroupReader::read_v1(const std::string& dir, CgroupSample& out, Outcome& o
 }
 
 void CgroupReader::read_stat(const std::string& dir, CgroupVersion version, CgroupSample& out, Outcome& outcome) {
-  if (!read_file(dir, "memory.stat", outcome)) return;
+  if (!read_file(CgroupFile::kStat, dir, "memory.stat", outcome)) return;
   if (auto st = parse_flat_keyed(content_, keyed_); !st) {
     note_malformed(outcome, dir, "memory.stat", st.error().message);
     return;
@@ -192,7 +208,7 @@ void CgroupReader::read_stat(const std::string& dir, CgroupVersion version, Cgro
 }
 
 void CgroupReader::read_pressure(const std::string& dir, CgroupSample& out, Outcome& outcome) {
-  if (!read_file(dir, "memory.pressure", outcome)) return;
+  if (!read_file(CgroupFile::kPressure, dir, "memory.pressure", outcome)) return;
   auto psi = parse_pressure(content_);
   if (psi) {
     out.pressure = *psi;

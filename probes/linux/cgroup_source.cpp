@@ -51,6 +51,22 @@ std::string CgroupSource::host_path(const std::string& mount_point) const {
   return mount_point;
 }
 
+void CgroupSource::use_hierarchy(CgroupVersion version, std::string root, std::string psi_root) {
+  if (version != version_ || root != root_ || psi_root != psi_root_) {
+    files_.clear();  // pointers into the reader's cache, which is emptied next
+    files_walk_ = kNoWalk;
+    reader_.reset();
+  }
+  version_ = version;
+  root_ = std::move(root);
+  psi_root_ = std::move(psi_root);
+  if (version_ == CgroupVersion::kV2) {
+    mode_ = "v2";
+  } else {
+    mode_ = psi_root_.empty() ? "v1" : "hybrid";
+  }
+}
+
 Status CgroupSource::probe() {
   auto text = mountinfo_.read();
   if (!text) return text.error();
@@ -61,18 +77,12 @@ Status CgroupSource::probe() {
   if (!found.v2.empty()) {
     auto controllers = read_file_once(host_path(found.v2) + "/cgroup.controllers", buffer);
     if (controllers && lists_word(*controllers, "memory")) {
-      version_ = CgroupVersion::kV2;
-      mode_ = "v2";
-      root_ = host_path(found.v2);
-      psi_root_.clear();
+      use_hierarchy(CgroupVersion::kV2, host_path(found.v2), "");
       return Ok{};
     }
   }
   if (!found.v1_memory.empty()) {
-    version_ = CgroupVersion::kV1;
-    root_ = host_path(found.v1_memory);
-    psi_root_ = found.v2.empty() ? "" : host_path(found.v2);
-    mode_ = psi_root_.empty() ? "v1" : "hybrid";
+    use_hierarchy(CgroupVersion::kV1, host_path(found.v1_memory), found.v2.empty() ? "" : host_path(found.v2));
     if (max_watched_ > 0 && !watcher_) watcher_ = std::make_unique<CgroupEventWatcher>();
     return Ok{};
   }
@@ -85,22 +95,33 @@ Status CgroupSource::sample(Snapshot& out) {
   section.mode = mode_;
   struct stat st{};
   if (::stat(root_.c_str(), &st) != 0) return make_error(root_ + ": the cgroup hierarchy is gone");
-  const auto discovered = discover_cgroups(root_, discovery_);
+  const auto& discovered = tree_.cgroups(root_, discovery_);
+  if (files_walk_ != tree_.walks() || files_.size() != discovered.size()) {
+    files_.clear();
+    for (const auto& d : discovered) files_.push_back(&reader_.files_for(d.path));
+    files_walk_ = tree_.walks();
+  }
 
   std::vector<CgroupSample> samples;
   samples.reserve(discovered.size());
-  for (const auto& d : discovered) {
+  std::string dir;
+  std::string psi_dir;
+  std::vector<CgroupReader::Files*> sampled_files;  // parallel to `samples`
+  sampled_files.reserve(discovered.size());
+  for (std::size_t i = 0; i < discovered.size(); ++i) {
+    const DiscoveredCgroup& d = discovered[i];
     CgroupSample c;
     c.path = d.path;
     c.leaf = d.leaf;
-    const std::string dir = d.path == "/" ? root_ : root_ + d.path;
+    dir.assign(root_);
+    if (d.path != "/") dir.append(d.path);
     // Hybrid: PSI lives in the cgroup2 twin at the same path, if the workload was put there too.
-    const std::string psi_dir = psi_root_.empty() ? "" : (d.path == "/" ? psi_root_ : psi_root_ + d.path);
-    const auto outcome = reader_.read_core(version_, dir, psi_dir, c);
+    psi_dir.assign(psi_root_);
+    if (!psi_root_.empty() && d.path != "/") psi_dir.append(d.path);
+    const auto outcome = reader_.read_core(version_, *files_[i], d.path == "/", dir, psi_dir, c);
     if (outcome.vanished) continue;
     section.malformed_files += outcome.malformed_files;
     if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
-    c.identity = identify_cgroup(c.path);
     if (c.leaf) {
       if (c.limited && c.limit_bytes) {
         section.leaf_limits_sum_bytes += *c.limit_bytes;
@@ -110,6 +131,7 @@ Status CgroupSource::sample(Snapshot& out) {
       }
     }
     samples.push_back(std::move(c));
+    sampled_files.push_back(files_[i]);
   }
   section.discovered = samples.size();
 
@@ -128,12 +150,18 @@ Status CgroupSource::sample(Snapshot& out) {
   for (std::size_t i = 0; i < kept; ++i) {
     CgroupSample& c = samples[order[i].second];
     CgroupReader::Outcome outcome;
-    reader_.read_details(version_, c.path == "/" ? root_ : root_ + c.path, c, outcome);
+    dir.assign(root_);
+    if (c.path != "/") dir.append(c.path);
+    reader_.read_details(version_, *sampled_files[order[i].second], dir, c, outcome);
+    c.identity = identify_cgroup(c.path);  // only the exported ones need their labels
     section.malformed_files += outcome.malformed_files;
     if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
     section.cgroups.push_back(std::move(c));
   }
   section.dropped = samples.size() - kept;
+  reader_.end_sample();
+  section.tree_walks = tree_.walks();
+  section.open_files = reader_.open_files();
   if (watcher_) {
     // Watch the most important exported cgroups; counts start when a cgroup is first watched.
     std::vector<std::string> dirs;

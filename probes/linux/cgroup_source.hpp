@@ -11,6 +11,7 @@
 #include "probes/linux/cgroup_event_watcher.hpp"
 #include "probes/linux/cgroup_reader.hpp"
 #include "probes/linux/cgroup_tree.hpp"
+#include "probes/linux/cgroup_tree_watch.hpp"
 #include "probes/linux/kernel_file.hpp"
 #include "probes/linux/linux_sources.hpp"
 
@@ -25,6 +26,8 @@ class CgroupSource final : public Source {
   Status sample(Snapshot& out) override;
 
  private:
+  // Switches to a hierarchy found by probe(); descriptors of another one are closed.
+  void use_hierarchy(CgroupVersion version, std::string root, std::string psi_root);
   // A mount point from mountinfo, under --path.sysfs when it lies below /sys.
   std::string host_path(const std::string& mount_point) const;
 
@@ -37,7 +40,13 @@ class CgroupSource final : public Source {
   std::string_view mode_;
   std::string root_;      // the memory hierarchy's mount point (host path)
   std::string psi_root_;  // hybrid: the cgroup2 mount whose twins carry memory.pressure
+  CgroupTreeWatch tree_;
   CgroupReader reader_;
+  // The reader's descriptors of each cgroup tree_ lists, in its order; looked up again only
+  // after the tree was walked again.
+  std::vector<CgroupReader::Files*> files_;
+  static constexpr std::uint64_t kNoWalk = ~std::uint64_t{0};
+  std::uint64_t files_walk_ = kNoWalk;
   std::unique_ptr<CgroupEventWatcher> watcher_;  // v1 only
 };
 

@@ -24,11 +24,14 @@ struct Walk {
   const std::string& root;
   const CgroupDiscoveryOptions& options;
   std::vector<DiscoveredCgroup>& out;
+  const std::function<void(const std::string&)>& on_directory;
   std::size_t visited = 0;
 
   void visit(const std::string& relative, int depth) {
     if (++visited > options.max_walk) return;
     const std::string dir_path = relative == "/" ? root : root + relative;
+    // Before listing, so that a child created meanwhile is either listed or announced.
+    if (on_directory) on_directory(dir_path);
     DIR* dir = ::opendir(dir_path.c_str());
     if (dir == nullptr) return;  // vanished between listing and opening
     std::vector<std::string> children;
@@ -46,9 +49,10 @@ struct Walk {
 
 }  // namespace
 
-std::vector<DiscoveredCgroup> discover_cgroups(const std::string& root, const CgroupDiscoveryOptions& options) {
+std::vector<DiscoveredCgroup> discover_cgroups(const std::string& root, const CgroupDiscoveryOptions& options,
+                                               const std::function<void(const std::string&)>& on_directory) {
   std::vector<DiscoveredCgroup> out;
-  Walk{root, options, out}.visit("/", 0);
+  Walk{root, options, out, on_directory}.visit("/", 0);
   return out;
 }
 

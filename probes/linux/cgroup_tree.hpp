@@ -3,6 +3,7 @@
 // more is simply not there.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ struct CgroupDiscoveryOptions {
   std::vector<std::string> include;  // glob patterns on the relative path ("*" crosses "/"); empty = all
   std::vector<std::string> exclude;  // applied after include
   std::size_t max_walk = 100000;     // directories visited at most: a runaway tree stays bounded
+  bool operator==(const CgroupDiscoveryOptions&) const = default;
 };
 
 struct DiscoveredCgroup {
@@ -20,8 +22,10 @@ struct DiscoveredCgroup {
   bool leaf;         // has no child directory at all (before any pattern)
 };
 
-// Depth-first, parents before children.
-std::vector<DiscoveredCgroup> discover_cgroups(const std::string& root, const CgroupDiscoveryOptions& options);
+// Depth-first, parents before children. `on_directory`, if given, is called with the full path
+// of every directory the walk lists (selected or not), before listing it, for watching them.
+std::vector<DiscoveredCgroup> discover_cgroups(const std::string& root, const CgroupDiscoveryOptions& options,
+                                               const std::function<void(const std::string&)>& on_directory = {});
 
 // Whether `path` passes the include and exclude patterns.
 bool cgroup_selected(const std::string& path, const CgroupDiscoveryOptions& options);
