@@ -75,7 +75,24 @@ SourceStatus Sampler::sample_slot(Slot& slot, Snapshot& snapshot) {
   status.up = result.ok();
   if (!status.up) status.error = result.error().message;
   log_transition(slot, status.up ? Slot::State::kUp : Slot::State::kDown, status.error);
+  if (status.up) log_degraded(slot);
   return status;
+}
+
+void Sampler::log_degraded(Slot& slot) {
+  std::string now_degraded = slot.source->degraded();
+  if (now_degraded == slot.logged_degraded) return;
+  const auto now = std::chrono::steady_clock::now();
+  const std::string_view name = slot.source->name();
+  if (now_degraded.empty()) {
+    spdlog::info("source {} is complete again", name);
+  } else if (slot.logged_degraded.empty() || now - slot.degraded_logged_at > std::chrono::minutes(10)) {
+    spdlog::warn("source {} is partly degraded: {}", name, now_degraded);
+  } else {
+    return;  // another reason soon after the last: keep the log quiet
+  }
+  slot.logged_degraded = std::move(now_degraded);
+  slot.degraded_logged_at = now;
 }
 
 SnapshotPtr Sampler::sample_now() {

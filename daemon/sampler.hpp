@@ -46,9 +46,14 @@ class Sampler {
     enum class State { kNew, kUp, kDown, kUnsupported } state = State::kNew;
     std::string logged_reason;
     std::chrono::steady_clock::time_point logged_at;
+    std::string logged_degraded;  // Source::degraded() as last logged
+    std::chrono::steady_clock::time_point degraded_logged_at;
   };
   // Logs state changes once; a reason that keeps changing while down at most every 10 min.
   static void log_transition(Slot& slot, Slot::State next, const std::string& reason);
+  // Logs when an up source becomes partly degraded, recovers, or (at most every 10 min) is
+  // degraded for another reason.
+  static void log_degraded(Slot& slot);
   static std::vector<Slot> make_slots(std::vector<std::unique_ptr<Source>> sources);
   void run();
   bool apply_pending();  // true if new sources were swapped in

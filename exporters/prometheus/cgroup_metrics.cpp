@@ -144,14 +144,15 @@ void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> m
               "thrashing caches; critical: about to OOM), counted by eventfd as they happen.",
               MetricType::Counter);
   for (const auto& c : section.cgroups) {
-    if (!c.notifications) continue;
+    if (!c.notifications || !c.notifications->has_pressure_levels) continue;
     CgroupLabels labels(c);
     for (std::size_t l = 0; l < kPressureLevelNames.size(); ++l) {
       labels.emit(sink, {{"level", kPressureLevelNames[l]}}, static_cast<double>(c.notifications->pressure[l]));
     }
   }
   per_cgroup(section, sink, "memdiag_cgroup_oom_notifications_total",
-             "v1 memory.oom_control eventfd notifications: OOM situations in the cgroup, as they happen.",
+             "OOM situations in the cgroup as they happen: v1 memory.oom_control eventfd notifications, v2 "
+             "increments of memory.events oom seen through inotify. Counted from when the cgroup was first watched.",
              MetricType::Counter, [](const CgroupSample& c) -> std::optional<double> {
                if (!c.notifications) return std::nullopt;
                return static_cast<double>(c.notifications->oom);

@@ -28,8 +28,9 @@ struct CgroupStatValue {
 // Kernel notifications counted by the event watcher (v1 memory.pressure_level and
 // memory.oom_control eventfds), cumulative since the cgroup started being watched.
 struct CgroupNotifications {
+  bool has_pressure_levels = true;          // v1 only: v2 has no memory.pressure_level
   std::array<std::uint64_t, 3> pressure{};  // by level: low, medium, critical
-  std::uint64_t oom = 0;
+  std::uint64_t oom = 0;                    // v1 oom_control notifications; v2 "oom" events seen by inotify
 };
 inline constexpr std::array<std::string_view, 3> kPressureLevelNames = {"low", "medium", "critical"};
 
@@ -51,7 +52,7 @@ struct CgroupSample {
   std::array<std::optional<std::uint64_t>, 6> events;  // by CgroupEvent
   std::vector<CgroupStatValue> stat;
   std::optional<PsiResource> pressure;  // memory.pressure (v2, or the unified twin in hybrid mode)
-  std::optional<CgroupNotifications> notifications;  // v1, for the cgroups the watcher covers
+  std::optional<CgroupNotifications> notifications;  // for the cgroups the event watcher covers
 };
 
 struct CgroupSection {

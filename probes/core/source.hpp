@@ -22,6 +22,10 @@ class Source {
 
   // Reads and parses; on success writes this source's section into `out`.
   virtual Status sample(Snapshot& out) = 0;
+
+  // After a successful sample: what was partly wrong (a file that did not parse among many,
+  // a fallback taken), for the log; empty when nothing was. The section says how much.
+  virtual std::string degraded() const { return {}; }
 };
 
 }  // namespace memdiag

@@ -1,15 +1,21 @@
-// Event-driven cgroup v1 memory signals: memory.pressure_level (low, medium, critical) and
-// memory.oom_control notifications through eventfds registered in cgroup.event_control, read
-// by a thread of its own so no notification between two samples is missed. Debounced the
-// cheap way: after a notification the thread leaves that eventfd alone for a while (the kernel
-// keeps adding to its counter meanwhile), so an OOM loop firing "critical" thousands of times
-// per second costs at most ten wake-ups per second and loses no count.
+// Event-driven cgroup memory signals, read by a thread of its own so that no notification
+// between two samples is missed:
+//   v1: memory.pressure_level (low, medium, critical) and memory.oom_control notifications
+//       through eventfds registered in cgroup.event_control;
+//   v2: memory.events, which the kernel notifies as modified (inotify IN_MODIFY) whenever one
+//       of its counters moves; the thread reads it then and counts increments of "oom", so an
+//       OOM is seen even if the cgroup is removed before the next sample.
+// Debounced the cheap way: after a notification the thread leaves that source alone for a
+// while (v1: the eventfd counter keeps adding up meanwhile; v2: the file is read once at the
+// end), so an OOM loop firing "critical" thousands of times per second costs at most ten
+// wake-ups per second and loses no count.
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,28 +28,42 @@ namespace memdiag {
 
 class CgroupEventWatcher {
  public:
-  explicit CgroupEventWatcher(std::chrono::milliseconds debounce = std::chrono::milliseconds(100));
+  enum class Kind { kV1Eventfd, kV2Inotify };
+
+  explicit CgroupEventWatcher(Kind kind = Kind::kV1Eventfd,
+                              std::chrono::milliseconds debounce = std::chrono::milliseconds(100));
   ~CgroupEventWatcher();
   CgroupEventWatcher(const CgroupEventWatcher&) = delete;
   CgroupEventWatcher& operator=(const CgroupEventWatcher&) = delete;
 
-  // Makes the watched set exactly `dirs` (v1 memory cgroup directories): registers new ones,
-  // drops the others. Errors (no cgroup.event_control, descriptors exhausted) leave that
-  // cgroup unwatched; the count of watched cgroups says so.
+  // Makes the watched set exactly `dirs` (memory cgroup directories): registers new ones,
+  // drops the others. Errors (no cgroup.event_control or memory.events, descriptors or
+  // inotify watches exhausted) leave that cgroup unwatched; the count of watched cgroups says so.
   void watch(const std::vector<std::string>& dirs);
 
   // Notifications counted so far for `dir`; nullopt if it is not watched.
   std::optional<CgroupNotifications> counts(const std::string& dir) const;
 
   std::size_t watched() const;
+  Kind kind() const { return kind_; }
 
  private:
   struct Registration;
+  using Clock = std::chrono::steady_clock;
   void run();
   std::unique_ptr<Registration> register_dir(const std::string& dir);
+  std::unique_ptr<Registration> register_v1(std::unique_ptr<Registration> reg);
+  std::unique_ptr<Registration> register_v2(std::unique_ptr<Registration> reg);
+  Registration* find(std::uint64_t id);
+  // v1: counts an eventfd's notifications. v2: reads memory.events and counts what moved.
+  void take_v1(Registration& reg, std::size_t signal);
+  void take_v2(Registration& reg);
+  void drain_inotify(Clock::time_point now, std::multimap<Clock::time_point, std::uint64_t>& due);
 
+  const Kind kind_;
   const std::chrono::milliseconds debounce_;
   int epoll_fd_ = -1;
+  int inotify_fd_ = -1;  // v2
   int wake_fd_ = -1;  // eventfd that tells the thread to stop
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Registration>> registrations_;

@@ -65,6 +65,9 @@ void CgroupSource::use_hierarchy(CgroupVersion version, std::string root, std::s
   } else {
     mode_ = psi_root_.empty() ? "v1" : "hybrid";
   }
+  const auto kind = version_ == CgroupVersion::kV2 ? CgroupEventWatcher::Kind::kV2Inotify
+                                                   : CgroupEventWatcher::Kind::kV1Eventfd;
+  if (max_watched_ > 0 && (!watcher_ || watcher_->kind() != kind)) watcher_ = std::make_unique<CgroupEventWatcher>(kind);
 }
 
 Status CgroupSource::probe() {
@@ -78,12 +81,13 @@ Status CgroupSource::probe() {
     auto controllers = read_file_once(host_path(found.v2) + "/cgroup.controllers", buffer);
     if (controllers && lists_word(*controllers, "memory")) {
       use_hierarchy(CgroupVersion::kV2, host_path(found.v2), "");
+      identity_prefix_ = found.v2_root == "/" ? "" : found.v2_root;
       return Ok{};
     }
   }
   if (!found.v1_memory.empty()) {
     use_hierarchy(CgroupVersion::kV1, host_path(found.v1_memory), found.v2.empty() ? "" : host_path(found.v2));
-    if (max_watched_ > 0 && !watcher_) watcher_ = std::make_unique<CgroupEventWatcher>();
+    identity_prefix_ = found.v1_memory_root == "/" ? "" : found.v1_memory_root;
     return Ok{};
   }
   return make_error("no memory cgroup hierarchy in " + mountinfo_.path() +
@@ -153,7 +157,10 @@ Status CgroupSource::sample(Snapshot& out) {
     dir.assign(root_);
     if (c.path != "/") dir.append(c.path);
     reader_.read_details(version_, *sampled_files[order[i].second], dir, c, outcome);
-    c.identity = identify_cgroup(c.path);  // only the exported ones need their labels
+    // Only the exported ones need their labels. Pods are recognised by the whole path in the
+    // hierarchy, also when this mount shows only a part of it (a container's own cgroup).
+    c.identity = identity_prefix_.empty() ? identify_cgroup(c.path)
+                                          : identify_cgroup(identity_prefix_ + (c.path == "/" ? "" : c.path));
     section.malformed_files += outcome.malformed_files;
     if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
     section.cgroups.push_back(std::move(c));
@@ -173,8 +180,19 @@ Status CgroupSource::sample(Snapshot& out) {
     for (std::size_t i = 0; i < dirs.size(); ++i) section.cgroups[i].notifications = watcher_->counts(dirs[i]);
     section.watched = watcher_->watched();
   }
+  first_malformed_ = section.first_malformed;
   out.cgroups = std::move(section);
   return Ok{};
+}
+
+std::string CgroupSource::degraded() const {
+  std::string what;
+  if (!first_malformed_.empty()) what = "unparsable cgroup file (memdiag_cgroup_malformed_files counts them): " + first_malformed_;
+  if (!tree_.unwatched_reason().empty()) {
+    if (!what.empty()) what += "; ";
+    what += "the cgroup tree is walked every sample: " + tree_.unwatched_reason();
+  }
+  return what;
 }
 
 }  // namespace memdiag

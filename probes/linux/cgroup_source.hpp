@@ -24,6 +24,7 @@ class CgroupSource final : public Source {
   std::string_view name() const override { return "cgroup"; }
   Status probe() override;
   Status sample(Snapshot& out) override;
+  std::string degraded() const override;
 
  private:
   // Switches to a hierarchy found by probe(); descriptors of another one are closed.
@@ -40,6 +41,7 @@ class CgroupSource final : public Source {
   std::string_view mode_;
   std::string root_;      // the memory hierarchy's mount point (host path)
   std::string psi_root_;  // hybrid: the cgroup2 mount whose twins carry memory.pressure
+  std::string identity_prefix_;  // the mount's root in the hierarchy when not "/" (a container's view)
   CgroupTreeWatch tree_;
   CgroupReader reader_;
   // The reader's descriptors of each cgroup tree_ lists, in its order; looked up again only
@@ -47,7 +49,8 @@ class CgroupSource final : public Source {
   std::vector<CgroupReader::Files*> files_;
   static constexpr std::uint64_t kNoWalk = ~std::uint64_t{0};
   std::uint64_t files_walk_ = kNoWalk;
-  std::unique_ptr<CgroupEventWatcher> watcher_;  // v1 only
+  std::unique_ptr<CgroupEventWatcher> watcher_;
+  std::string first_malformed_;  // of the last sample  // eventfds (v1) or inotify on memory.events (v2)
 };
 
 }  // namespace memdiag

@@ -166,9 +166,11 @@ CgroupMounts find_cgroup_mounts(const std::vector<MountEntry>& mounts) {
   for (const MountEntry& m : mounts) {
     if (!have_v1 && m.fs_type == "cgroup" && has_option(m.super_options, "memory")) {
       found.v1_memory = m.mount_point;
+      found.v1_memory_root = m.root;
       have_v1 = true;
     } else if (!have_v2 && m.fs_type == "cgroup2") {
       found.v2 = m.mount_point;
+      found.v2_root = m.root;
       have_v2 = true;
     }
     if (have_v1 && have_v2) break;

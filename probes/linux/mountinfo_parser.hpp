@@ -26,6 +26,10 @@ Status parse_mountinfo(std::string_view text, std::vector<MountEntry>& out);
 struct CgroupMounts {
   std::string v1_memory;  // mount point of the cgroup v1 hierarchy with the memory controller; "" if none
   std::string v2;         // mount point of the cgroup2 (unified) hierarchy; "" if none
+  // Which cgroup of the hierarchy each mount shows at its mount point: "/" on a host; the
+  // container's own cgroup inside a container that has no cgroup namespace of its own.
+  std::string v1_memory_root;
+  std::string v2_root;
 };
 
 // The first v1 mount whose super options list "memory", and the first cgroup2 mount.

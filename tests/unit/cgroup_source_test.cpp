@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include "exporters/prometheus/exposition.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
@@ -161,6 +163,62 @@ TEST(CgroupSource, ExpositionHasKubernetesLabelsAndPassesNameChecks) {
   std::string expected = "memdiag_cgroup_limit_overcommit_ratio ";
   prom::append_value(expected, ratio);
   EXPECT_NE(text.find(expected + "\n"), std::string::npos);
+}
+
+TEST(CgroupSource, V2WatchesMemoryEventsOfTheExportedCgroups) {
+  SourceOptions options;
+  options.max_watched_cgroups = 5;
+  auto source = make_linux_source("cgroup", kPaths, options);
+  ASSERT_TRUE(source->probe());
+  Snapshot snap;
+  ASSERT_TRUE(source->sample(snap));
+  const CgroupSection& section = *snap.cgroups;
+  // The five most important exported cgroups, minus those without a readable memory.events
+  // (the root has none in v2).
+  std::size_t with_events = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    with_events += std::filesystem::exists(kTree + "/sys/fs/cgroup" + section.cgroups[i].path + "/memory.events");
+  }
+  EXPECT_EQ(section.watched, with_events);
+  ASSERT_GT(section.watched, 0u);
+  std::size_t notified = 0;
+  for (const auto& c : section.cgroups) {
+    if (!c.notifications) continue;
+    ++notified;
+    EXPECT_FALSE(c.notifications->has_pressure_levels) << c.path;
+    EXPECT_EQ(c.notifications->oom, 0u) << c.path;  // counting starts when watched
+  }
+  EXPECT_EQ(notified, section.watched);
+}
+
+TEST(CgroupSource, AContainersViewStillNamesItsPod) {
+  // Inside a container without a cgroup namespace, the cgroup2 mount shows only the pod's
+  // subtree: mountinfo's root field says which one. The pod is recognised from root + path.
+  const std::string scratch = std::filesystem::temp_directory_path() / ("memdiag-view-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(scratch + "/proc/self");
+  std::filesystem::create_directories(scratch + "/sys/fs");
+  std::filesystem::create_directory_symlink(kTree + "/sys/fs/cgroup" + kPod, scratch + "/sys/fs/cgroup");
+  {
+    std::ofstream mountinfo(scratch + "/proc/self/mountinfo");
+    mountinfo << "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+              << "25 1 0:23 " << kPod << " /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
+  }
+  auto source = make_linux_source("cgroup", KernelPaths{scratch + "/proc", scratch + "/sys"});
+  ASSERT_TRUE(source->probe());
+  Snapshot snap;
+  ASSERT_TRUE(source->sample(snap));
+  std::filesystem::remove_all(scratch);
+  const CgroupSection& section = *snap.cgroups;
+  ASSERT_EQ(section.discovered, 2u);  // the pod (its "/") and its container
+  const std::string container = kContainer.substr(kPod.size());
+  const CgroupSample* c = find(section, container);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->identity.pod_uid, "6f1c2a4e-8b3d-4c2e-9f10-1234567890ab");
+  EXPECT_EQ(c->identity.qos_class, "burstable");
+  EXPECT_EQ(c->identity.container_id, "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9");
+  const CgroupSample* pod = find(section, "/");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->identity.pod_uid, "6f1c2a4e-8b3d-4c2e-9f10-1234567890ab");
 }
 
 TEST(CgroupSource, ThisMachineIsHybrid) {

@@ -4,6 +4,11 @@
 #include <atomic>
 #include <thread>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
 #include "daemon/sampler.hpp"
 
 namespace memdiag {
@@ -23,8 +28,10 @@ class ScriptedSource final : public Source {
     out.vm_sysctl = section;
     return Ok{};
   }
+  std::string degraded() const override { return degraded_text; }
   std::atomic<int> calls{0};
   std::atomic<bool> fail{false};
+  std::string degraded_text;  // set only while the sampler thread is not running
 
  private:
   std::string name_;
@@ -70,6 +77,38 @@ TEST(Sampler, FailingSourceDoesNotStopTheOthers) {
   EXPECT_EQ(unsupported_raw->calls, 0);  // unsupported sources are not sampled
   ASSERT_TRUE(snap->vm_sysctl);
   EXPECT_EQ(store.latest(), snap);
+}
+
+TEST(Sampler, PartlyDegradedSourceIsLoggedOncePerChange) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%l %v");
+  spdlog::set_default_logger(logger);
+
+  SnapshotStore store(10);
+  auto source = std::make_unique<ScriptedSource>("cgroup", true);
+  ScriptedSource* raw = source.get();
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::move(source));
+  Sampler sampler(store, std::move(sources), std::chrono::milliseconds(1000));
+  sampler.sample_now();
+  raw->degraded_text = "unparsable: /a/memory.stat";
+  sampler.sample_now();
+  sampler.sample_now();
+  raw->degraded_text = "unparsable: /b/memory.stat";  // another reason right after: not logged again
+  sampler.sample_now();
+  raw->degraded_text = "";
+  sampler.sample_now();
+  sampler.sample_now();
+  raw->degraded_text = "unparsable: /c/memory.stat";
+  sampler.sample_now();
+  spdlog::set_default_logger(previous);
+
+  EXPECT_EQ(log.str(),
+            "warning source cgroup is partly degraded: unparsable: /a/memory.stat\n"
+            "info source cgroup is complete again\n"
+            "warning source cgroup is partly degraded: unparsable: /c/memory.stat\n");
 }
 
 TEST(Sampler, ThreadSamplesAtTheIntervalAndStops) {
