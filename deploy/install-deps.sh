@@ -8,9 +8,12 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config git
   libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev
+  # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
+  libbpf-dev bpftool libelf-dev zlib1g-dev
   # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 prometheus prometheus-node-exporter curl procps
+  stress-ng bpftrace
 )
 
 missing=()

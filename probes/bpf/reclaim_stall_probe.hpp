@@ -1,0 +1,138 @@
+// Reclaim-stall tracing (issue #4), user-space half: loads reclaim_stall.bpf.c (CO-RE, one
+// object for every kernel with BTF), attaches it, and reads its in-kernel histograms back as
+// plain data. Loading costs tens of milliseconds once; a read costs a few map syscalls.
+//
+// Errors are values naming the cause ("no BTF at ...", "permission denied ...",
+// "tracepoint X missing ..."); libbpf's own output never reaches stderr.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/bpf/libbpf_log.hpp"
+#include "probes/bpf/log2_histogram.hpp"
+#include "probes/core/expected.hpp"
+
+struct reclaim_stall;  // the bpftool skeleton, kept out of this header
+
+namespace memdiag {
+
+enum class StallKind : std::uint8_t {
+  kDirect,      // global direct reclaim: the node ran short
+  kMemcg,       // reclaim forced by a memory cgroup's limit (or memory.high)
+  kSoftLimit,   // cgroup v1 soft-limit reclaim inside global reclaim
+  kCompaction,  // direct compaction (high-order allocations)
+  kThrottled,   // waits in reclaim throttling (writeback congestion, isolated pages, no progress)
+};
+inline constexpr std::size_t kStallKindCount = 5;
+std::string_view to_string(StallKind kind);  // "direct", "memcg", "softlimit", "compaction", "throttled"
+
+enum class AttachMode : std::uint8_t {
+  kTpBtf,       // BTF-typed raw tracepoints: needs kernel BTF, no tracefs
+  kTracepoint,  // classic tracepoints through tracefs
+};
+std::string_view to_string(AttachMode mode);  // "tp_btf", "tracepoint"
+
+struct ProbeOptions {
+  // BTF used for CO-RE relocations. Empty: the kernel's own, /sys/kernel/btf/vmlinux. A path
+  // that does not exist makes open() fail naming it. With a custom file on a kernel without
+  // /sys/kernel/btf/vmlinux, tp_btf cannot attach and only the tracepoint fallback can work.
+  std::string btf_path;
+  // Use classic tracepoints when tp_btf programs cannot be loaded or attached.
+  bool allow_tracefs_fallback = true;
+  // Skip tp_btf and go straight to classic tracepoints (to test or diagnose the fallback).
+  bool force_tracepoint = false;
+  // libbpf's warnings and info lines during open(), one line per call. Empty: dropped.
+  LibbpfLogFn log;
+};
+
+struct StallHistogram {
+  StallKind kind = StallKind::kDirect;
+  // Memory cgroup of the stalled task: the kernfs id of its cgroup in the hierarchy the memory
+  // controller is on, i.e. stat(cgroup dir).st_ino (v1 memory dir, or the v2 dir). 1 = root.
+  std::uint64_t memcg_id = 0;
+  // Per-slot (not cumulative) counts; see log2_histogram.hpp for bounds and cumulative().
+  log2_histogram::Slots buckets{};
+  // The kernel's own counters. Read while events arrive, sum(buckets) may exceed count by
+  // the few updates in flight (buckets are bumped first); they agree once events stop.
+  std::uint64_t count = 0;
+  std::uint64_t sum_ns = 0;
+};
+
+struct OomVictims {
+  std::uint64_t memcg_id = 0;  // memory cgroup of the killed task, as in StallHistogram
+  std::uint64_t count = 0;
+};
+
+// Events not counted, by reason. Non-zero means the histograms under-count.
+struct StallDrops {
+  std::uint64_t histogram_full = 0;  // no room for a new {kind, memcg} key
+  std::uint64_t starts_full = 0;     // too many threads stalled at once
+  std::uint64_t victims_full = 0;    // no room for a new OOM victim memcg
+  std::uint64_t victim_unknown = 0;  // OOM victim pid no longer resolvable
+  std::uint64_t total() const { return histogram_full + starts_full + victims_full + victim_unknown; }
+};
+
+// Cumulative since open(). Order of entries is the kernel's hash order: unspecified.
+struct ReclaimStallReading {
+  std::vector<StallHistogram> histograms;
+  std::vector<OomVictims> oom_victims;
+  StallDrops drops;
+  AttachMode mode = AttachMode::kTpBtf;
+};
+
+// Kernel-side cost of one program: run_count/run_time_ns stay 0 unless
+// sysctl kernel.bpf_stats_enabled=1 (the kernel only times programs while it is on).
+struct BpfProgramStats {
+  std::string name;
+  std::uint64_t run_count = 0;
+  std::uint64_t run_time_ns = 0;
+};
+
+class ReclaimStallProbe {
+ public:
+  // Loads and attaches. Tries tp_btf first (unless force_tracepoint), then classic
+  // tracepoints if allowed. Needs CAP_BPF + CAP_PERFMON (root); tracepoints also tracefs.
+  static Expected<std::unique_ptr<ReclaimStallProbe>> open(const ProbeOptions& options = {});
+
+  ~ReclaimStallProbe();  // detaches and frees the maps
+  ReclaimStallProbe(const ReclaimStallProbe&) = delete;
+  ReclaimStallProbe& operator=(const ReclaimStallProbe&) = delete;
+
+  AttachMode mode() const { return mode_; }
+
+  // Everything counted since open(). Walks a map only if the kernel side changed it since the
+  // last read (a generation counter read from shared memory), so on a quiet node this is a
+  // copy of the previous result. Not thread-safe with itself.
+  Expected<ReclaimStallReading> read();
+
+  // Deletes one memory cgroup's histograms and OOM count (for cgroups that are gone: ids are
+  // not reused while the kernel runs, but dead keys would fill the maps). Absent is fine.
+  Status forget(std::uint64_t memcg_id);
+
+  // Per attached program (see BpfProgramStats for when the figures are non-zero).
+  Expected<std::vector<BpfProgramStats>> program_stats() const;
+
+ private:
+  ReclaimStallProbe(struct reclaim_stall* skeleton, AttachMode mode);
+
+  Status read_histograms();
+  Status read_victims();
+  Status read_drops();
+
+  struct reclaim_stall* skel_;
+  AttachMode mode_;
+  // Scratch for batched map reads, kept between reads to avoid reallocating.
+  std::vector<unsigned char> keys_;
+  std::vector<unsigned char> values_;
+  // The last reading, and the kernel generations it reflects.
+  ReclaimStallReading last_;
+  bool last_valid_ = false;
+  std::uint64_t last_hist_generation_ = 0;
+  std::uint64_t last_victim_generation_ = 0;
+};
+
+}  // namespace memdiag
