@@ -10,11 +10,10 @@
 
 #include "probes/core/cgroup_section.hpp"
 #include "probes/linux/cgroup_file_cache.hpp"
+#include "probes/linux/cgroup_hierarchy.hpp"
 #include "probes/linux/flat_keyed_parser.hpp"
 
 namespace memdiag {
-
-enum class CgroupVersion { kV1, kV2 };
 
 class CgroupReader {
  public:

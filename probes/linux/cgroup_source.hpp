@@ -9,6 +9,7 @@
 
 #include "probes/core/source.hpp"
 #include "probes/linux/cgroup_event_watcher.hpp"
+#include "probes/linux/cgroup_hierarchy.hpp"
 #include "probes/linux/cgroup_reader.hpp"
 #include "probes/linux/cgroup_tree.hpp"
 #include "probes/linux/cgroup_tree_watch.hpp"
@@ -28,20 +29,14 @@ class CgroupSource final : public Source {
 
  private:
   // Switches to a hierarchy found by probe(); descriptors of another one are closed.
-  void use_hierarchy(CgroupVersion version, std::string root, std::string psi_root);
-  // A mount point from mountinfo, under --path.sysfs when it lies below /sys.
-  std::string host_path(const std::string& mount_point) const;
+  void use_hierarchy(MemoryHierarchy hierarchy);
 
   KernelPaths paths_;
   CgroupDiscoveryOptions discovery_;
   std::size_t max_cgroups_;
   std::size_t max_watched_;
   KernelFile mountinfo_;
-  CgroupVersion version_ = CgroupVersion::kV2;
-  std::string_view mode_;
-  std::string root_;      // the memory hierarchy's mount point (host path)
-  std::string psi_root_;  // hybrid: the cgroup2 mount whose twins carry memory.pressure
-  std::string identity_prefix_;  // the mount's root in the hierarchy when not "/" (a container's view)
+  MemoryHierarchy hierarchy_;
   CgroupTreeWatch tree_;
   CgroupReader reader_;
   // The reader's descriptors of each cgroup tree_ lists, in its order; looked up again only
