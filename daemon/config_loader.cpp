@@ -15,6 +15,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
+#include "daemon/sources.hpp"
 
 namespace memdiag {
 
@@ -29,9 +30,9 @@ std::string ConfigError::to_string() const {
 
 Config default_config() {
   Config config;
-  for (std::string_view name : linux_source_names()) {
+  for (std::string_view name : source_names()) {
     SourceConfig source;
-    if (linux_source_has_refresh_interval(name)) source.options.refresh_interval = kDefaultSysctlRefresh;
+    if (source_has_refresh_interval(name)) source.options.refresh_interval = kDefaultSysctlRefresh;
     config.sources[std::string(name)] = source;
   }
   return config;
@@ -179,13 +180,16 @@ class Loader {
 
   void load_sources(const YAML::Node& node, Config& config) const {
     expect_map(node, "sources");
-    for_each_key(node, "sources", linux_source_names(), [&](const std::string& name, const YAML::Node& value) {
+    for_each_key(node, "sources", source_names(), [&](const std::string& name, const YAML::Node& value) {
       const std::string prefix = "sources." + name;
       if (value.IsNull()) return;  // "meminfo:" with nothing under it: defaults
       expect_map(value, prefix);
       std::vector<std::string_view> keys = {"enabled"};
-      if (linux_source_has_refresh_interval(name)) keys.push_back("refresh_interval");
+      if (source_has_refresh_interval(name)) keys.push_back("refresh_interval");
       if (name == "cgroup") keys.insert(keys.end(), {"max_depth", "include", "exclude", "max_cgroups", "max_watched"});
+      if (name == "reclaim_stall") {
+        keys.insert(keys.end(), {"btf_path", "tracefs_fallback", "max_cgroups", "retain_removed"});
+      }
       SourceConfig& source = config.sources[name];
       for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
         const std::string full = prefix + "." + key;
@@ -204,6 +208,19 @@ class Loader {
           const long long watched = integer(v, full);
           if (watched < 0 || watched > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(watched));
           source.options.max_watched_cgroups = static_cast<std::size_t>(watched);
+        } else if (key == "btf_path") {
+          source.options.btf_path = scalar(v, full);
+          if (source.options.btf_path.empty() || source.options.btf_path.front() != '/') {
+            refuse(v, full, "an absolute path to a BTF file, like /sys/kernel/btf/vmlinux, got '" +
+                                source.options.btf_path + "'");
+          }
+        } else if (key == "tracefs_fallback") {
+          source.options.tracefs_fallback = boolean(v, full);
+        } else if (key == "retain_removed") {
+          auto retain = parse_duration(scalar(v, full));
+          if (!retain) refuse(v, full, retain.error().message);
+          if (*retain > std::chrono::hours(24)) refuse(v, full, "at most 24h: removed cgroups must not pile up");
+          source.options.retain_removed = *retain;
         } else if (key == "max_cgroups") {
           const long long cap = integer(v, full);
           if (cap < 1 || cap > 100000) refuse(v, full, "must be between 1 and 100000, got " + std::to_string(cap));

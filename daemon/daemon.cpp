@@ -12,6 +12,7 @@
 #include "daemon/build_info.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/sources.hpp"
 #include "daemon/sampler.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
 
@@ -65,10 +66,8 @@ std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, c
 
 std::vector<std::unique_ptr<Source>> build_sources(const Config& config) {
   std::vector<std::unique_ptr<Source>> sources;
-  for (std::string_view name : linux_source_names()) {
-    if (config.source_enabled(name)) {
-      sources.push_back(make_linux_source(name, config.paths, config.source_options(name)));
-    }
+  for (std::string_view name : source_names()) {
+    if (config.source_enabled(name)) sources.push_back(make_source(name, config.paths, config.source_options(name)));
   }
   return sources;
 }

@@ -26,6 +26,16 @@ void FamilySink::sample(const LabelView* labels, std::size_t count, double value
   }
 }
 
+void FamilySink::histogram(const LabelView* labels, std::size_t count, const HistogramView& h) {
+  auto& metric = families_.back().metric.emplace_back();
+  metric.label.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), std::string(labels[i].value)});
+  metric.histogram.sample_count = h.count;
+  metric.histogram.sample_sum = h.sum;
+  metric.histogram.bucket.reserve(h.buckets);
+  for (std::size_t i = 0; i < h.buckets; ++i) metric.histogram.bucket.push_back({h.cumulative[i], h.bounds[i]});
+}
+
 namespace {
 
 const char* type_name(MetricType type) {
@@ -88,24 +98,50 @@ void TextSink::family(std::string_view name, std::string_view help, MetricType t
   out_ += '\n';
 }
 
-void TextSink::sample(const LabelView* labels, std::size_t count, double value) {
+void TextSink::head(std::string_view suffix, const LabelView* labels, std::size_t count, const LabelView* extra) {
   out_ += current_name_;
-  if (count > 0) {
-    char separator = '{';
-    for (std::size_t i = 0; i < count; ++i) {
-      const LabelView& l = labels[i];
-      out_ += separator;
-      out_ += l.name;
-      out_ += "=\"";
-      append_escaped(out_, l.value, true);
-      out_ += '"';
-      separator = ',';
-    }
-    out_ += '}';
+  out_ += suffix;
+  char separator = '{';
+  for (std::size_t i = 0; i < count + (extra ? 1 : 0); ++i) {
+    const LabelView& l = i < count ? labels[i] : *extra;
+    out_ += separator;
+    out_ += l.name;
+    out_ += "=\"";
+    append_escaped(out_, l.value, true);
+    out_ += '"';
+    separator = ',';
   }
+  if (separator == ',') out_ += '}';
   out_ += ' ';
+}
+
+void TextSink::sample(const LabelView* labels, std::size_t count, double value) {
+  head({}, labels, count, nullptr);
   append_value(out_, value);
   out_ += '\n';
+}
+
+void TextSink::histogram(const LabelView* labels, std::size_t count, const HistogramView& h) {
+  // prometheus-cpp's order (count, sum, buckets), so both renderings stay line-for-line equal.
+  head("_count", labels, count, nullptr);
+  append_value(out_, static_cast<double>(h.count));
+  out_ += '\n';
+  head("_sum", labels, count, nullptr);
+  append_value(out_, h.sum);
+  out_ += '\n';
+  std::string bound;
+  for (std::size_t i = 0; i <= h.buckets; ++i) {
+    bound.clear();
+    if (i < h.buckets) {
+      append_value(bound, h.bounds[i]);
+    } else {
+      bound = "+Inf";
+    }
+    const LabelView le{"le", bound};
+    head("_bucket", labels, count, &le);
+    append_value(out_, static_cast<double>(i < h.buckets ? h.cumulative[i] : h.count));
+    out_ += '\n';
+  }
 }
 
 }  // namespace memdiag::prom

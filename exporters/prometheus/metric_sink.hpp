@@ -5,6 +5,7 @@
 // A unit test holds the two paths to the same samples.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -20,12 +21,24 @@ struct LabelView {
   std::string_view value;
 };
 
+// One histogram sample: cumulative counts at finite upper bounds (ascending), the +Inf
+// bucket being `count`.
+struct HistogramView {
+  const double* bounds;
+  const std::uint64_t* cumulative;
+  std::size_t buckets;
+  std::uint64_t count;
+  double sum;
+};
+
 class MetricSink {
  public:
   virtual ~MetricSink() = default;
   // Starts a family; the samples that follow belong to it.
   virtual void family(std::string_view name, std::string_view help, prometheus::MetricType type) = 0;
   virtual void sample(const LabelView* labels, std::size_t count, double value) = 0;
+  // In a Histogram family: _count, _sum and the _bucket series of one label set.
+  virtual void histogram(const LabelView* labels, std::size_t count, const HistogramView& h) = 0;
 
   void sample(std::initializer_list<LabelView> labels, double value) { sample(labels.begin(), labels.size(), value); }
 };
@@ -36,6 +49,7 @@ class FamilySink final : public MetricSink {
   void family(std::string_view name, std::string_view help, prometheus::MetricType type) override;
   using MetricSink::sample;
   void sample(const LabelView* labels, std::size_t count, double value) override;
+  void histogram(const LabelView* labels, std::size_t count, const HistogramView& h) override;
   std::vector<prometheus::MetricFamily> take() { return std::move(families_); }
 
  private:
@@ -49,8 +63,11 @@ class TextSink final : public MetricSink {
   void family(std::string_view name, std::string_view help, prometheus::MetricType type) override;
   using MetricSink::sample;
   void sample(const LabelView* labels, std::size_t count, double value) override;
+  void histogram(const LabelView* labels, std::size_t count, const HistogramView& h) override;
 
  private:
+  // name{labels[,extra="value"]} and a space.
+  void head(std::string_view suffix, const LabelView* labels, std::size_t count, const LabelView* extra);
   std::string& out_;
   std::string_view current_name_;
 };

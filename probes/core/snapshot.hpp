@@ -13,6 +13,7 @@
 
 #include "probes/core/cgroup_section.hpp"
 #include "probes/core/field_table.hpp"
+#include "probes/core/reclaim_stall_section.hpp"
 #include "probes/linux/pressure_parser.hpp"
 
 namespace memdiag {
@@ -50,6 +51,7 @@ struct Snapshot {
   std::optional<PressureSection> pressure;
   std::optional<VmSysctlSection> vm_sysctl;
   std::optional<CgroupSection> cgroups;
+  std::optional<ReclaimStallSection> reclaim_stall;
 
   std::vector<SourceStatus> sources;
 };

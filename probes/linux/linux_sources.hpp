@@ -29,6 +29,13 @@ struct SourceOptions {
   // v1: how many of the exported cgroups (most important first) get pressure_level and OOM
   // eventfds: four descriptors each.
   std::size_t max_watched_cgroups = 100;
+  // reclaim_stall (eBPF): where the kernel's BTF is ("" = /sys/kernel/btf/vmlinux), whether
+  // classic tracepoints may stand in when tp_btf programs cannot attach, and how long a removed
+  // cgroup's stall histograms stay exported before they are folded into the node totals.
+  // `max_cgroups` caps its cgroups as it caps the cgroup source's.
+  std::string btf_path;
+  bool tracefs_fallback = true;
+  std::chrono::milliseconds retain_removed{300000};
 };
 
 const std::vector<std::string_view>& linux_source_names();

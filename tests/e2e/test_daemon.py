@@ -144,7 +144,8 @@ class FixtureTrees(unittest.TestCase):
         """The whole exposition of a fixture tree, diffed against a checked-in golden file
         (lines that depend on time or build are dropped)."""
         for tree in ("kernel-5.4", "kernel-6.18"):
-            p = run("--once", "--path.procfs", os.path.join(FIXTURES, tree, "proc"))
+            p = run("--once", "--path.procfs", os.path.join(FIXTURES, tree, "proc"),
+                    "--config", os.path.join(os.path.dirname(__file__), "golden.yaml"))
             self.assertEqual(p.returncode, 0, p.stderr)
             got = stable_lines(p.stdout)
             golden_path = os.path.join(FIXTURES, tree + ".prom")

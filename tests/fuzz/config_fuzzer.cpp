@@ -6,6 +6,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
+#include "daemon/sources.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
@@ -31,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   FUZZ_CHECK(memdiag::check_ring(static_cast<long long>(c.ring)).ok());
   FUZZ_CHECK(memdiag::check_log_level(c.log_level).ok());
   // Exactly the known sources, so the daemon never looks up a name it cannot build.
-  FUZZ_CHECK(c.sources.size() == memdiag::linux_source_names().size());
-  for (std::string_view name : memdiag::linux_source_names()) FUZZ_CHECK(c.sources.count(name) == 1);
+  FUZZ_CHECK(c.sources.size() == memdiag::source_names().size());
+  for (std::string_view name : memdiag::source_names()) FUZZ_CHECK(c.sources.count(name) == 1);
   return 0;
 }

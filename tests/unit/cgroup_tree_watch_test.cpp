@@ -1,5 +1,5 @@
-// CgroupTreeWatch (walk again only when the tree changed) and CgroupFileCache (kept-open
-// descriptors of cgroup files): on a scratch directory, and on a real cgroup v1 memory
+// CgroupTreeWatch (walk again only when the tree changed), CgroupIdMap (ids to paths on top of
+// it) and CgroupFileCache (kept-open descriptors of cgroup files): on a scratch directory, and on a real cgroup v1 memory
 // hierarchy, where it matters that kernfs notifies mkdir/rmdir and that a removed cgroup's
 // kept descriptor fails with ENODEV.
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "probes/linux/cgroup_file_cache.hpp"
+#include "probes/linux/cgroup_id_map.hpp"
 #include "probes/linux/cgroup_tree_watch.hpp"
 
 namespace memdiag {
@@ -171,6 +172,45 @@ TEST(CgroupFileCache, OverTheDescriptorBudgetFilesAreReadAndClosed) {
   fs::create_directory(dir.path() + "/memory.stat");
   ASSERT_EQ(cache.read(e, CgroupFile::kStat, dir.path(), "memory.stat"), CgroupFileCache::Result::kFailed);
   EXPECT_NE(cache.error().find(dir.path() + "/memory.stat"), std::string::npos) << cache.error();
+}
+
+std::uint64_t inode_of(const std::string& path) {
+  struct stat st{};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+TEST(CgroupIdMap, NamesIdsFollowsRenamesAndMarksRemovals) {
+  ScratchDir root;
+  fs::create_directories(root.path() + "/a/b");
+  CgroupIdMap ids;
+  const auto t0 = std::chrono::steady_clock::now();
+  ids.update(root.path(), t0);
+  const std::uint64_t a = inode_of(root.path() + "/a"), b = inode_of(root.path() + "/a/b");
+  ASSERT_NE(ids.find(a), nullptr);
+  EXPECT_EQ(ids.find(a)->path, "/a");
+  EXPECT_EQ(ids.find(b)->path, "/a/b");
+  EXPECT_EQ(ids.find(inode_of(root.path()))->path, "/");
+  EXPECT_EQ(ids.find(1234567), nullptr);
+  EXPECT_EQ(ids.walks(), 1u);
+
+  ids.update(root.path(), t0);  // nothing changed: no walk, no stat
+  EXPECT_EQ(ids.walks(), 1u);
+
+  fs::rename(root.path() + "/a/b", root.path() + "/a/c");
+  ids.update(root.path(), t0);
+  EXPECT_EQ(ids.find(b)->path, "/a/c");  // same directory, same id, new name
+  EXPECT_FALSE(ids.find(b)->removed());
+
+  fs::remove(root.path() + "/a/c");
+  const auto t1 = t0 + std::chrono::seconds(5);
+  ids.update(root.path(), t1);
+  ASSERT_NE(ids.find(b), nullptr);  // kept, with its name, until forgotten
+  EXPECT_TRUE(ids.find(b)->removed());
+  EXPECT_EQ(ids.find(b)->removed_at, t1);
+  ids.forget_removed_unless([](std::uint64_t) { return false; });
+  EXPECT_EQ(ids.find(b), nullptr);
+  EXPECT_NE(ids.find(a), nullptr);  // present ones are never forgotten that way
 }
 
 // --- On a real cgroup v1 memory hierarchy (this machine's; CI's). ---

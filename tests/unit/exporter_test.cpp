@@ -204,6 +204,74 @@ TEST(Exposition, FastTextEqualsPrometheusCppSerializerWithCgroups) {
   EXPECT_GT(a.size(), 300u);
 }
 
+// A reclaim-stall section as the eBPF source would publish it: stalls in a few slots.
+ReclaimStallSection stall_section() {
+  ReclaimStallSection section;
+  section.attach_mode = "tp_btf";
+  StallDistribution d;
+  d.slots[3] = 2;   // 8-16 ns: below the first bucket (1.024 us)
+  d.slots[17] = 5;  // 131-262 us
+  d.slots[18] = 1;  // 262-524 us
+  d.slots[39] = 1;  // the open-ended slot: only in +Inf
+  d.count = 9;
+  d.sum_ns = 1'500'000;
+  section.node[1] = d;
+  section.cgroups.push_back(CgroupStall{"/job \"a\"", 1, d});
+  section.oom_victims.push_back(CgroupOomVictims{"/job \"a\"", 2});
+  section.node_oom_victims = 3;
+  return section;
+}
+
+TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->reclaim_stall = stall_section();
+  SnapshotStore store(1);
+  store.publish(snap);
+  std::string text;
+  SnapshotCollector(store, {}).render_text(text);
+  auto value = [&text](const std::string& series) {
+    const std::size_t at = text.find("\n" + series + " ");
+    EXPECT_NE(at, std::string::npos) << series;
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
+  };
+  const std::string c = R"(cgroup="/job \"a\"")";
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_count{kind=\"memcg\"," + c + "}"), 9);
+  EXPECT_DOUBLE_EQ(value("memdiag_reclaim_stall_seconds_sum{kind=\"memcg\"," + c + "}"), 0.0015);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"1.024e-06\"}"), 2);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"0.000262144\"}"), 7);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"0.001048576\"}"), 8);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"17.179869184\"}"), 8);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"+Inf\"}"), 9);
+  EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_count{kind=\"memcg\"}"), 9);
+  EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_count{kind=\"direct\"}"), 0);
+  EXPECT_EQ(value("memdiag_oom_victims_total{" + c + "}"), 2);
+  EXPECT_EQ(value("memdiag_oom_victims_node_total"), 3);
+  EXPECT_EQ(value("memdiag_reclaim_stall_probe_info{mode=\"tp_btf\"}"), 1);
+  // 14 buckets per series: 13 bounds from ~1 us to ~17 s, then +Inf.
+  std::size_t buckets = 0;
+  for (std::size_t at = 0; (at = text.find("memdiag_reclaim_stall_seconds_bucket{", at)) != std::string::npos; ++at) {
+    ++buckets;
+  }
+  EXPECT_EQ(buckets, 14u);
+}
+
+TEST(ReclaimStallExport, FastTextEqualsPrometheusCppSerializer) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->reclaim_stall = stall_section();
+  SnapshotStore store(1);
+  store.publish(snap);
+  SnapshotCollector collector(store, {});
+  std::string fast;
+  collector.render_text(fast);
+  const auto a = exposition_lines(fast);
+  const auto b = exposition_lines(render_exposition(collector));
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_DOUBLE_EQ(a[i].second, b[i].second) << a[i].first;
+  }
+}
+
 TEST(TextSink, EscapesAndSpecialValues) {
   std::string out;
   TextSink sink(out);

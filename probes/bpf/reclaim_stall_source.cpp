@@ -1,0 +1,143 @@
+#include "probes/bpf/reclaim_stall_source.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace memdiag {
+
+static_assert(log2_histogram::kSlots == kStallSlots);
+static_assert(kStallKindCount == kStallKindNames.size());
+
+ReclaimStallSource::ReclaimStallSource(const KernelPaths& paths, const SourceOptions& options)
+    : paths_(paths), options_(options), mountinfo_(paths.procfs + "/self/mountinfo") {}
+
+Status ReclaimStallSource::probe() {
+  if (!probe_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (load_failure_ && now - load_failed_at_ < kRetryLoadAfter) return *load_failure_;
+    ProbeOptions probe_options;
+    probe_options.btf_path = options_.btf_path;
+    probe_options.allow_tracefs_fallback = options_.tracefs_fallback;
+    auto opened = ReclaimStallProbe::open(probe_options);
+    if (!opened) {
+      load_failure_ = opened.error();
+      load_failed_at_ = now;
+      return opened.error();
+    }
+    probe_ = std::move(opened).value();
+    load_failure_.reset();
+  }
+  // Without a memory hierarchy the stalls still add up for the node; only names are missing.
+  auto found = find_memory_hierarchy(paths_, mountinfo_);
+  if (found) {
+    hierarchy_ = std::move(found).value();
+    degraded_.clear();
+  } else {
+    hierarchy_.reset();
+    degraded_ = "stalls are not attributed to cgroups: " + found.error().message;
+  }
+  return Ok{};
+}
+
+void ReclaimStallSource::retire(std::uint64_t id, const ReclaimStallReading& reading) {
+  // Only what the kernel no longer holds moves to the node totals, or it would count twice;
+  // a delete that failed is tried again at the next sample.
+  if (!probe_->forget(id)) return;
+  for (const auto& h : reading.histograms) {
+    if (h.memcg_id != id) continue;
+    retired_[static_cast<std::size_t>(h.kind)].add(StallDistribution{h.buckets, h.count, h.sum_ns});
+  }
+  for (const auto& v : reading.oom_victims) {
+    if (v.memcg_id == id) retired_victims_ += v.count;
+  }
+  ids_.forget(id);
+}
+
+Status ReclaimStallSource::sample(Snapshot& out) {
+  auto read = probe_->read();
+  if (!read) return read.error();
+  const ReclaimStallReading& reading = *read;
+  const auto now = std::chrono::steady_clock::now();
+  if (hierarchy_) ids_.update(hierarchy_->root, now);
+
+  ReclaimStallSection section;
+  section.attach_mode = to_string(reading.mode);
+  section.node = retired_;
+  section.node_oom_victims = retired_victims_;
+  section.dropped_events = reading.drops.total();
+
+  // Ids to fold into the node totals after this sample: never named (a cgroup created and
+  // removed between two samples, or no hierarchy), or removed longer ago than retain_removed.
+  std::unordered_set<std::uint64_t> retiring;
+  auto named = [&](std::uint64_t id) -> const CgroupIdMap::Entry* {
+    const CgroupIdMap::Entry* e = ids_.find(id);
+    if (e == nullptr || (e->removed() && now - e->removed_at > options_.retain_removed)) {
+      retiring.insert(id);
+      return nullptr;
+    }
+    return e;
+  };
+
+  struct Stalled {
+    const std::string* path;
+    std::array<const StallHistogram*, kStallKindNames.size()> kinds{};
+    std::uint64_t total_ns = 0;
+  };
+  std::unordered_map<std::uint64_t, Stalled> by_id;
+  for (const auto& h : reading.histograms) {
+    const auto kind = static_cast<std::size_t>(h.kind);
+    section.node[kind].add(StallDistribution{h.buckets, h.count, h.sum_ns});
+    const CgroupIdMap::Entry* e = named(h.memcg_id);
+    if (e == nullptr) continue;
+    Stalled& s = by_id[h.memcg_id];
+    s.path = &e->path;
+    s.kinds[kind] = &h;
+    s.total_ns += h.sum_ns;
+  }
+  for (const auto& v : reading.oom_victims) {
+    section.node_oom_victims += v.count;
+    if (const CgroupIdMap::Entry* e = named(v.memcg_id)) section.oom_victims.push_back({e->path, v.count});
+  }
+
+  // Most stall time first; the path keeps the order stable.
+  std::vector<const Stalled*> order;
+  order.reserve(by_id.size());
+  for (const auto& [id, s] : by_id) order.push_back(&s);
+  std::sort(order.begin(), order.end(), [](const Stalled* a, const Stalled* b) {
+    if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns;
+    return *a->path < *b->path;
+  });
+  const std::size_t kept = std::min(order.size(), options_.max_cgroups);
+  section.dropped_cgroups = order.size() - kept;
+  for (std::size_t i = 0; i < kept; ++i) {
+    for (std::size_t k = 0; k < kStallKindNames.size(); ++k) {
+      const StallHistogram* h = order[i]->kinds[k];
+      if (h == nullptr) continue;
+      section.cgroups.push_back(
+          CgroupStall{*order[i]->path, static_cast<std::uint8_t>(k), StallDistribution{h->buckets, h->count, h->sum_ns}});
+    }
+  }
+  std::sort(section.oom_victims.begin(), section.oom_victims.end(),
+            [](const CgroupOomVictims& a, const CgroupOomVictims& b) { return a.cgroup < b.cgroup; });
+  if (section.oom_victims.size() > options_.max_cgroups) section.oom_victims.resize(options_.max_cgroups);
+
+  for (std::uint64_t id : retiring) {
+    if (ids_.find(id) == nullptr) ++section.unresolved_ids;
+    retire(id, reading);
+  }
+  // A removed cgroup that never stalled has nothing to show: its name goes at once, so cgroup
+  // churn does not grow the map.
+  std::unordered_set<std::uint64_t> with_data;
+  for (const auto& h : reading.histograms) with_data.insert(h.memcg_id);
+  for (const auto& v : reading.oom_victims) with_data.insert(v.memcg_id);
+  ids_.forget_removed_unless([&with_data](std::uint64_t id) { return with_data.count(id) != 0; });
+  out.reclaim_stall = std::move(section);
+  return Ok{};
+}
+
+std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, const SourceOptions& options) {
+  return std::make_unique<ReclaimStallSource>(paths, options);
+}
+
+}  // namespace memdiag

@@ -1,0 +1,56 @@
+// The eBPF reclaim-stall source (issue 4): loads the probe once, reads its histograms every
+// sample, names the cgroups (ids are the inode numbers of the memory hierarchy's directories)
+// and keeps the most stalled ones within the cap. A cgroup removed for longer than
+// `retain_removed` is forgotten in the kernel maps and its counts folded into the node totals,
+// so the maps stay small and the node totals never go backwards.
+//
+// When the probe cannot load (no BTF, no CAP_BPF/CAP_PERFMON, a tracepoint missing), probe()
+// says why; it tries again at most once a minute, since loading costs tens of milliseconds and
+// such reasons rarely go away by themselves.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "probes/bpf/reclaim_stall_probe.hpp"
+#include "probes/core/source.hpp"
+#include "probes/linux/cgroup_hierarchy.hpp"
+#include "probes/linux/cgroup_id_map.hpp"
+#include "probes/linux/kernel_file.hpp"
+#include "probes/linux/linux_sources.hpp"
+
+namespace memdiag {
+
+class ReclaimStallSource final : public Source {
+ public:
+  static constexpr std::chrono::seconds kRetryLoadAfter{60};
+
+  ReclaimStallSource(const KernelPaths& paths, const SourceOptions& options);
+  std::string_view name() const override { return "reclaim_stall"; }
+  Status probe() override;
+  Status sample(Snapshot& out) override;
+  std::string degraded() const override { return degraded_; }
+
+ private:
+  // Forgets a cgroup id in the kernel maps, keeping its counts in the node totals.
+  void retire(std::uint64_t id, const ReclaimStallReading& reading);
+
+  KernelPaths paths_;
+  SourceOptions options_;
+  KernelFile mountinfo_;
+  std::optional<MemoryHierarchy> hierarchy_;  // none: only node totals
+  CgroupIdMap ids_;
+  std::unique_ptr<ReclaimStallProbe> probe_;
+  std::optional<Error> load_failure_;
+  std::chrono::steady_clock::time_point load_failed_at_;
+  // Counts of forgotten cgroups, still part of the node totals.
+  std::array<StallDistribution, kStallKindNames.size()> retired_{};
+  std::uint64_t retired_victims_ = 0;
+  std::string degraded_;
+};
+
+std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, const SourceOptions& options);
+
+}  // namespace memdiag
