@@ -15,7 +15,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
-#include "daemon/sources.hpp"
+#include "daemon/source_names.hpp"
 
 namespace memdiag {
 

@@ -20,17 +20,6 @@ class BuiltWithoutBpf final : public Source {
 
 }  // namespace
 
-const std::vector<std::string_view>& source_names() {
-  static const std::vector<std::string_view> kNames = [] {
-    std::vector<std::string_view> names = linux_source_names();
-    names.push_back(kReclaimStall);
-    return names;
-  }();
-  return kNames;
-}
-
-bool source_has_refresh_interval(std::string_view name) { return linux_source_has_refresh_interval(name); }
-
 std::unique_ptr<Source> make_source(std::string_view name, const KernelPaths& paths, const SourceOptions& options) {
   if (name != kReclaimStall) return make_linux_source(name, paths, options);
 #ifdef MEMDIAG_HAVE_BPF

@@ -176,7 +176,15 @@ class ReclaimStall(unittest.TestCase):
 
             seen = wait_for(lambda: histogram(d.samples(), "memcg", path))
             self.assertIsNotNone(seen, "no memcg histogram for %s" % path)
-            time.sleep(0.5)  # a sample after the workload ended: nothing in flight
+            # The workload has ended: wait until two samples a second apart agree (a slow,
+            # sanitized daemon may not have sampled since).
+            last = None
+            for _ in range(20):
+                time.sleep(1)
+                now = histogram(d.samples(), "memcg", path)
+                if now == last:
+                    break
+                last = now
             count, total, buckets = histogram(d.samples(), "memcg", path)
             self.assertGreater(count, 0)
             self.assertGreater(total, 0)

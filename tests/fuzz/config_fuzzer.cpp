@@ -6,7 +6,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
-#include "daemon/sources.hpp"
+#include "daemon/source_names.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
