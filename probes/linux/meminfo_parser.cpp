@@ -25,47 +25,36 @@ bool is_meminfo_name(std::string_view name) {
 
 Status parse_meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
   out.clear();
-  if (auto st = text::require_final_newline(text); !st) return st;
   text::NameSet seen;
-  std::string_view rest = text;
-  std::string_view line;
-  std::size_t line_number = 0;
-  while (text::next_line(rest, line)) {
-    ++line_number;
-    if (text::trim(line).empty()) continue;
-    const std::size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      return text::line_error(line_number, line, "expected 'Name: value [kB]'");
-    }
-    const std::string_view name = line.substr(0, colon);
-    if (!is_meminfo_name(name)) return text::line_error(line_number, line, "bad field name");
-    std::string_view fields = line.substr(colon + 1);
+  auto st = text::for_each_line(text, text::kFieldLimit, [&](const text::Line& line) -> Status {
+    const std::size_t colon = line.text.find(':');
+    if (colon == std::string_view::npos || colon == 0) return line.error("expected 'Name: value [kB]'");
+    const std::string_view name = line.text.substr(0, colon);
+    if (!is_meminfo_name(name)) return line.error("bad field name");
+    std::string_view fields = line.text.substr(colon + 1);
     const std::string_view number = text::next_token(fields);
     const std::string_view unit = text::next_token(fields);
-    if (!text::next_token(fields).empty()) {
-      return text::line_error(line_number, line, "trailing text after value");
-    }
+    if (!text::next_token(fields).empty()) return line.error("trailing text after value");
     auto value = text::parse_u64(number);
-    if (!value) return text::line_error(line_number, line, value.error().message);
+    if (!value) return line.error(value.error().message);
     bool in_bytes = false;
     std::uint64_t v = *value;
     if (unit == "kB") {
       if (v > std::numeric_limits<std::uint64_t>::max() / 1024) {
-        return text::line_error(line_number, line, "kB value overflows 64 bits in bytes");
+        return line.error("kB value overflows 64 bits in bytes");
       }
       v *= 1024;
       in_bytes = true;
     } else if (!unit.empty()) {
-      return text::line_error(line_number, line, "unknown unit");
-    }
-    if (out.size() >= text::kMaxFields) {
-      return text::line_error(line_number, line, "more fields than any kernel has");
+      return line.error("unknown unit");
     }
     if (!seen.insert(name, out.size(), [&out](std::size_t i) { return out[i].name; })) {
-      return text::line_error(line_number, line, "duplicate field");
+      return line.error("duplicate field");
     }
     out.push_back(MeminfoEntry{name, v, in_bytes});
-  }
+    return Ok{};
+  });
+  if (!st) return st;
   if (out.empty()) return make_error("no fields (empty or blank file)");
   return Ok{};
 }

@@ -7,7 +7,7 @@ namespace {
 
 // A busy Kubernetes node has a few thousand mounts; a table far beyond that is garbage or
 // hostile, and parsing all of it would only grow the daemon's memory.
-constexpr std::size_t kMaxMounts = 100000;
+constexpr text::LineLimit kMountLimit{100000, "more mounts than any host has"};
 
 // Fields of one line. The kernel (show_mountinfo) separates fields with exactly one space and
 // escapes spaces inside them, so fields are split on single spaces, not on runs of whitespace:
@@ -66,25 +66,25 @@ bool unescape(std::string_view in, std::string& out) {
   return true;
 }
 
-Status parse_line(std::size_t line_number, std::string_view line, MountEntry& entry) {
+Status parse_line(const text::Line& line, MountEntry& entry) {
   // No path or option can hold a NUL, so the kernel never prints one; a path with one would
   // be cut short at the first open().
-  if (line.find('\0') != std::string_view::npos) return text::line_error(line_number, line, "NUL byte");
-  FieldCursor fields(line);
+  if (line.text.find('\0') != std::string_view::npos) return line.error("NUL byte");
+  FieldCursor fields(line.text);
   std::string_view id, parent, device, root, mount_point, mount_options;
   if (!fields.next(id) || !fields.next(parent) || !fields.next(device) || !fields.next(root) ||
       !fields.next(mount_point) || !fields.next(mount_options)) {
-    return text::line_error(line_number, line, "too few fields");
+    return line.error("too few fields");
   }
   if (!text::parse_u64(id) || !text::parse_u64(parent)) {
-    return text::line_error(line_number, line, "mount id and parent id must be numbers");
+    return line.error("mount id and parent id must be numbers");
   }
-  if (!is_device_number(device)) return text::line_error(line_number, line, "expected 'major:minor'");
-  if (root.empty() || mount_options.empty()) return text::line_error(line_number, line, "empty field");
+  if (!is_device_number(device)) return line.error("expected 'major:minor'");
+  if (root.empty() || mount_options.empty()) return line.error("empty field");
   // Mounts outside the reader's root are left out by the kernel, so every mount point it
   // prints is absolute. The root need not be: nsfs mounts show "net:[4026531993]".
   if (mount_point.empty() || mount_point.front() != '/') {
-    return text::line_error(line_number, line, "mount point is not an absolute path");
+    return line.error("mount point is not an absolute path");
   }
 
   // Optional fields ("shared:1", "master:2", "unbindable", ...), as many as the kernel likes,
@@ -96,26 +96,26 @@ Status parse_line(std::size_t line_number, std::string_view line, MountEntry& en
       separated = true;
       break;
     }
-    if (field.empty()) return text::line_error(line_number, line, "empty optional field");
+    if (field.empty()) return line.error("empty optional field");
   }
-  if (!separated) return text::line_error(line_number, line, "no ' - ' separator");
+  if (!separated) return line.error("no ' - ' separator");
 
   std::string_view fs_type, source, super_options;
   if (!fields.next(fs_type) || !fields.next(source) || !fields.next(super_options)) {
-    return text::line_error(line_number, line, "too few fields after ' - '");
+    return line.error("too few fields after ' - '");
   }
   // Super options always start with "rw" or "ro"; a type is never empty.
-  if (fs_type.empty() || super_options.empty()) return text::line_error(line_number, line, "empty field");
-  if (fields.next(field)) return text::line_error(line_number, line, "unexpected field after the super options");
+  if (fs_type.empty() || super_options.empty()) return line.error("empty field");
+  if (fields.next(field)) return line.error("unexpected field after the super options");
   // A CRLF copy would otherwise leave "\r" on the super options and hide "memory" from
   // find_cgroup_mounts without a word.
   if (super_options.back() == '\r') {
-    return text::line_error(line_number, line, "line ends in a carriage return (not kernel output)");
+    return line.error("line ends in a carriage return (not kernel output)");
   }
 
-  if (!unescape(root, entry.root)) return text::line_error(line_number, line, "bad escape in root");
+  if (!unescape(root, entry.root)) return line.error("bad escape in root");
   if (!unescape(mount_point, entry.mount_point)) {
-    return text::line_error(line_number, line, "bad escape in mount point");
+    return line.error("bad escape in mount point");
   }
   entry.fs_type.assign(fs_type);
   entry.super_options.assign(super_options);
@@ -123,17 +123,11 @@ Status parse_line(std::size_t line_number, std::string_view line, MountEntry& en
 }
 
 Status parse_all(std::string_view text, std::vector<MountEntry>& out) {
-  if (auto st = text::require_final_newline(text); !st) return st;
-  std::string_view rest = text;
-  std::string_view line;
-  std::size_t line_number = 0;
-  while (text::next_line(rest, line)) {
-    ++line_number;
-    if (text::trim(line).empty()) continue;
-    if (out.size() >= kMaxMounts) return text::line_error(line_number, line, "more mounts than any host has");
+  auto st = text::for_each_line(text, kMountLimit, [&out](const text::Line& line) {
     out.emplace_back();
-    if (auto st = parse_line(line_number, line, out.back()); !st) return st;
-  }
+    return parse_line(line, out.back());
+  });
+  if (!st) return st;
   // Every mount namespace has at least its root mount: nothing at all means the read failed.
   if (out.empty()) return make_error("no mounts (empty or blank file)");
   return Ok{};

@@ -69,19 +69,6 @@ std::string_view next_token(std::string_view& rest) {
   return token;
 }
 
-bool next_line(std::string_view& rest, std::string_view& line) {
-  if (rest.empty()) return false;
-  const std::size_t nl = rest.find('\n');
-  if (nl == std::string_view::npos) {
-    line = rest;
-    rest = {};
-  } else {
-    line = rest.substr(0, nl);
-    rest.remove_prefix(nl + 1);
-  }
-  return true;
-}
-
 Status require_final_newline(std::string_view text) {
   if (!text.empty() && text.back() != '\n') {
     const std::size_t last = text.rfind('\n');

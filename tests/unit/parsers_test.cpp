@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "probes/linux/meminfo_parser.hpp"
 #include "probes/linux/pressure_parser.hpp"
@@ -40,6 +41,49 @@ TEST(ParseDecimal, KernelSpellingOnly) {
   EXPECT_FALSE(text::parse_decimal("inf"));
   EXPECT_FALSE(text::parse_decimal("1.2.3"));
   EXPECT_FALSE(text::parse_decimal(""));
+}
+
+// Every line the visitor saw, as "number:text", or the error.
+std::string visited(std::string_view text, text::LineLimit limit = {100, "too many"}) {
+  std::string seen;
+  auto st = text::for_each_line(text, limit, [&seen](const text::Line& line) -> Status {
+    if (line.text == "bad") return line.error("refused");
+    seen += std::to_string(line.number) + ":" + std::string(line.text) + ";";
+    return Ok{};
+  });
+  return st ? seen : "error: " + st.error().message;
+}
+
+TEST(ForEachLine, NumbersLinesCountingBlankOnesButSkipsThem) {
+  EXPECT_EQ(visited("a\n\n \t\r\nb c\n"), "1:a;4:b c;");
+  EXPECT_EQ(visited(""), "");  // what an empty file means is the caller's to say
+  EXPECT_EQ(visited("\n\n"), "");
+}
+
+TEST(ForEachLine, RefusesTextWithoutFinalNewlineBeforeVisiting) {
+  EXPECT_EQ(visited("a\nb"), "error: truncated: the last line has no newline: 'b'");
+}
+
+TEST(ForEachLine, StopsAtTheFirstRefusedLine) {
+  EXPECT_EQ(visited("a\nbad\nc\n"), "error: line 2: refused in 'bad'");
+}
+
+TEST(ForEachLine, LimitCountsNonBlankLinesAndNamesTheFirstBeyond) {
+  EXPECT_EQ(visited("a\n\nb\n", {2, "too many"}), "1:a;3:b;");
+  EXPECT_EQ(visited("a\n\nb\n\nc\n", {2, "too many"}), "error: line 5: too many in 'c'");
+  // Checked before the line is visited, so even a line the visitor would refuse is "too many".
+  EXPECT_EQ(visited("a\nbad\n", {1, "too many"}), "error: line 2: too many in 'bad'");
+}
+
+TEST(ForEachLine, WithoutLimitVisitsEveryLine) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "x\n";
+  std::size_t count = 0;
+  ASSERT_TRUE(text::for_each_line(text, [&count](const text::Line&) -> Status {
+    ++count;
+    return Ok{};
+  }));
+  EXPECT_EQ(count, 2000u);
 }
 
 TEST(Meminfo, ParsesKilobytesAndCounts) {
