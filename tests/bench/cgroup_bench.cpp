@@ -487,6 +487,23 @@ void BM_FloorFile(benchmark::State& state, int file) {
       benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// Every descriptor read from offset 0 until a short read, as CgroupFileCache and
+// KernelFile::Reads::kOneRecord do: one pread per file here, all of them being under 4 KiB.
+// Returns the bytes read.
+long pread_all(const std::vector<int>& fds) {
+  long bytes = 0;
+  for (int fd : fds) {
+    for (long total = 0;;) {
+      const ssize_t n = ::pread(fd, g_read_buffer, sizeof g_read_buffer, total);
+      if (n <= 0) break;
+      total += n;
+      bytes += n;
+      if (static_cast<std::size_t>(n) < sizeof g_read_buffer) break;
+    }
+  }
+  return bytes;
+}
+
 // The floor the source is held against: a bare C loop of pread()s on descriptors opened
 // beforehand, of exactly the files one sample reads: usage, limit and the twin's
 // memory.pressure of every cgroup, and the detail files (failcnt, memsw usage and limit,
@@ -512,16 +529,7 @@ void BM_FloorSameReads(benchmark::State& state) {
   }
   long bytes = 0;
   for (auto _ : state) {
-    bytes = 0;
-    for (int fd : fds) {
-      for (long total = 0;;) {  // until a short read, as CgroupFileCache does
-        const ssize_t n = ::pread(fd, g_read_buffer, sizeof g_read_buffer, total);
-        if (n <= 0) break;
-        total += n;
-        bytes += n;
-        if (static_cast<std::size_t>(n) < sizeof g_read_buffer) break;
-      }
-    }
+    bytes = pread_all(fds);
     benchmark::DoNotOptimize(bytes);
   }
   for (int fd : fds) ::close(fd);
@@ -603,18 +611,7 @@ void BM_AltReadsKeptOpen(benchmark::State& state) {
   }
   long bytes = 0;
   for (auto _ : state) {
-    bytes = 0;
-    for (int fd : fds) {
-      // Until a short read, as KernelFile::Reads::kOneRecord does: one pread per file here,
-      // all of them being under 4 KiB (the exact floor reads until end of file: two reads).
-      for (long total = 0;;) {
-        const ssize_t n = ::pread(fd, g_read_buffer, sizeof g_read_buffer, total);
-        if (n <= 0) break;
-        total += n;
-        bytes += n;
-        if (static_cast<std::size_t>(n) < sizeof g_read_buffer) break;
-      }
-    }
+    bytes = pread_all(fds);
     benchmark::DoNotOptimize(bytes);
   }
   for (int fd : fds) ::close(fd);

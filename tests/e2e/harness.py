@@ -129,3 +129,62 @@ def run(*args, timeout=30):
 def promtool_check(text):
     p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
     return p.returncode, (p.stdout + p.stderr).strip()
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def wait_for(predicate, timeout=20):
+    """The first truthy value of predicate() within `timeout` seconds, polled every 0.1 s; None."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return None
+
+
+V1_MEMORY = "/sys/fs/cgroup/memory"
+UNIFIED = "/sys/fs/cgroup/unified"
+
+
+class V1Cgroup:
+    """A cgroup v1 memory cgroup with a limit and, where the cgroup2 mount exists (the hybrid
+    layout), its twin there; run() puts a shell in both. remove() kills whatever still runs in
+    them and removes both, retrying while the killed tasks leave."""
+
+    def __init__(self, name, limit):
+        self.path = "/" + name
+        self.v1 = V1_MEMORY + self.path
+        self.v2 = UNIFIED + self.path if os.path.isdir(UNIFIED) else None
+        os.mkdir(self.v1)
+        write(self.v1 + "/memory.limit_in_bytes", str(limit))
+        if self.v2:
+            os.mkdir(self.v2)
+
+    def run(self, script, timeout=120):
+        enter = "echo $$ > %s/cgroup.procs; " % self.v1
+        if self.v2:
+            enter += "echo $$ > %s/cgroup.procs; " % self.v2
+        return subprocess.run(["sh", "-c", enter + script], capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=die_with_parent)
+
+    def remove(self):
+        for cg in (self.v1, self.v2):
+            if not cg or not os.path.isdir(cg):
+                continue
+            for _ in range(100):
+                with open(cg + "/cgroup.procs") as f:
+                    for pid in f.read().split():
+                        try:
+                            os.kill(int(pid), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.1)

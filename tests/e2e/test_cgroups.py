@@ -4,31 +4,13 @@ OOM-killed, checked through the real daemon's /metrics. Skipped, loudly, where t
 no v1 memory hierarchy (the v2 side is covered by the fixture tree in the unit tests)."""
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 import unittest
 
-from harness import Daemon, die_with_parent
+from harness import V1_MEMORY as V1, Daemon, V1Cgroup, wait_for, write
 
-V1 = "/sys/fs/cgroup/memory"
-UNIFIED = "/sys/fs/cgroup/unified"
 LIMIT = 64 << 20
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def wait_for(predicate, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return None
 
 
 @unittest.skipUnless(os.path.exists(V1 + "/memory.limit_in_bytes") and os.geteuid() == 0,
@@ -36,44 +18,18 @@ def wait_for(predicate, timeout=20):
 class RealV1Cgroup(unittest.TestCase):
     def setUp(self):
         self.name = "memdiag-e2e-%d" % os.getpid()
-        self.path = "/" + self.name
-        self.v1 = os.path.join(V1, self.name)
-        self.v2 = os.path.join(UNIFIED, self.name) if os.path.isdir(UNIFIED) else None
-        os.mkdir(self.v1)
-        write(os.path.join(self.v1, "memory.limit_in_bytes"), str(LIMIT))
-        if self.v2:
-            os.mkdir(self.v2)
+        self.cgroup = V1Cgroup(self.name, LIMIT)
+        self.addCleanup(self.cgroup.remove)
+        self.path, self.v1, self.v2 = self.cgroup.path, self.cgroup.v1, self.cgroup.v2
         self.tmp = tempfile.mkdtemp(prefix="memdiag-cg-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.config = os.path.join(self.tmp, "memdiagd.yaml")
         write(self.config, "sampler: {interval: 200ms}\n"
                            "sources:\n  cgroup: {include: [\"/%s\"], max_depth: 2}\n" % self.name)
 
-    def tearDown(self):
-        for cg in (self.v1, self.v2):
-            if not cg or not os.path.isdir(cg):
-                continue
-            for _ in range(50):  # the killed workload may take a moment to leave
-                with open(os.path.join(cg, "cgroup.procs")) as f:
-                    pids = [p for p in f.read().split() if p]
-                for pid in pids:
-                    try:
-                        os.kill(int(pid), 9)
-                    except ProcessLookupError:
-                        pass
-                try:
-                    os.rmdir(cg)
-                    break
-                except OSError:
-                    time.sleep(0.1)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
     def run_in_cgroup(self, script, timeout=60):
         """Runs a shell script inside the v1 cgroup and its cgroup2 twin."""
-        enter = "echo $$ > %s/cgroup.procs; " % self.v1
-        if self.v2:
-            enter += "echo $$ > %s/cgroup.procs; " % self.v2
-        return subprocess.run(["sh", "-c", enter + script], capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=die_with_parent)
+        return self.cgroup.run(script, timeout)
 
     def value(self, d, name, extra=""):
         key = (name, '{cgroup="%s"%s}' % (self.path, extra))

@@ -20,28 +20,11 @@ import tempfile
 import time
 import unittest
 
-from harness import MEMDIAGD, Daemon, die_with_parent
+from harness import MEMDIAGD, V1_MEMORY as V1, Daemon, V1Cgroup, die_with_parent, wait_for, write
 from test_cgroup_churn import built_with_asan
 
-V1 = "/sys/fs/cgroup/memory"
-UNIFIED = "/sys/fs/cgroup/unified"
 LIMIT = 256 << 20
 BUCKET = re.compile(r'\{kind="(?P<kind>[a-z]+)",cgroup="(?P<cgroup>[^"]*)",le="(?P<le>[^"]+)"\}')
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def wait_for(predicate, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return None
 
 
 def histogram(samples, kind, cgroup):
@@ -56,44 +39,6 @@ def histogram(samples, kind, cgroup):
         if name == "memdiag_reclaim_stall_seconds_bucket" and m and m["kind"] == kind and m["cgroup"] == cgroup:
             buckets.append((math.inf if m["le"] == "+Inf" else float(m["le"]), value))
     return count, total, sorted(buckets)
-
-
-class Cgroup:
-    """A v1 memory cgroup with a limit (and its cgroup2 twin when there is one), removed with
-    whatever runs in it."""
-
-    def __init__(self, name, limit):
-        self.path = "/" + name
-        self.v1 = V1 + self.path
-        self.v2 = UNIFIED + self.path if os.path.isdir(UNIFIED) else None
-        os.mkdir(self.v1)
-        write(self.v1 + "/memory.limit_in_bytes", str(limit))
-        if self.v2:
-            os.mkdir(self.v2)
-
-    def run(self, script, timeout=120):
-        enter = "echo $$ > %s/cgroup.procs; " % self.v1
-        if self.v2:
-            enter += "echo $$ > %s/cgroup.procs; " % self.v2
-        return subprocess.run(["sh", "-c", enter + script], capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=die_with_parent)
-
-    def remove(self):
-        for cg in (self.v1, self.v2):
-            if not cg or not os.path.isdir(cg):
-                continue
-            for _ in range(100):
-                with open(cg + "/cgroup.procs") as f:
-                    for pid in f.read().split():
-                        try:
-                            os.kill(int(pid), signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                try:
-                    os.rmdir(cg)
-                    break
-                except OSError:
-                    time.sleep(0.1)
 
 
 class Bpftrace:
@@ -140,7 +85,7 @@ class Bpftrace:
 class ReclaimStall(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="memdiag-bpf-", dir="/var/tmp")
-        self.cgroup = Cgroup("memdiag-e2e-bpf-%d" % os.getpid(), LIMIT)
+        self.cgroup = V1Cgroup("memdiag-e2e-bpf-%d" % os.getpid(), LIMIT)
         self.config = os.path.join(self.tmp, "memdiagd.yaml")
         write(self.config, "sampler: {interval: 200ms}\n"
                            "sources:\n  cgroup: {include: [\"%s\"], max_depth: 2}\n" % self.cgroup.path)
@@ -226,7 +171,7 @@ class ReclaimStall(unittest.TestCase):
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline:
                 created += 1
-                cg = Cgroup(prefix + str(created), 8 << 20)
+                cg = V1Cgroup(prefix + str(created), 8 << 20)
                 try:
                     p = cg.run("dd if=/dev/zero of=%s bs=1M count=16 status=none" % data)
                     self.assertEqual(p.returncode, 0, p.stderr)
