@@ -279,22 +279,24 @@ Status ReclaimStallProbe::read_drops() {
   return Ok{};
 }
 
-Status ReclaimStallProbe::forget(std::uint64_t memcg_id) {
+ReclaimStallProbe::Forgotten ReclaimStallProbe::forget(std::uint64_t memcg_id) {
   // Keys are {kind, memcg}: deleting one id is one delete per kind, no map walk.
+  Forgotten out;
+  auto gone = [&out](int rc, const char* map) {
+    if (rc == 0 || errno == ENOENT) return true;
+    if (out.error.empty()) out.error = std::string("BPF map ") + map + ": delete: " + std::strerror(errno);
+    return false;
+  };
   const int hist_fd = bpf_map__fd(skel_->maps.stall_hist);
   for (std::uint32_t kind = 0; kind < MEMDIAG_STALL_KIND_COUNT; ++kind) {
     memdiag_hist_key key{};
     key.kind = kind;
     key.memcg_id = memcg_id;
-    if (bpf_map_delete_elem(hist_fd, &key) != 0 && errno != ENOENT) {
-      return make_error("BPF map stall_hist: delete: " + std::string(std::strerror(errno)));
-    }
+    out.histograms[kind] = gone(bpf_map_delete_elem(hist_fd, &key), "stall_hist");
   }
-  if (bpf_map_delete_elem(bpf_map__fd(skel_->maps.oom_victims), &memcg_id) != 0 && errno != ENOENT) {
-    return make_error("BPF map oom_victims: delete: " + std::string(std::strerror(errno)));
-  }
+  out.oom_victims = gone(bpf_map_delete_elem(bpf_map__fd(skel_->maps.oom_victims), &memcg_id), "oom_victims");
   last_valid_ = false;  // the kernel's generations do not move for deletes from user space
-  return Ok{};
+  return out;
 }
 
 Expected<std::vector<BpfProgramStats>> ReclaimStallProbe::program_stats() const {

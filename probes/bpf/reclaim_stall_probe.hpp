@@ -6,6 +6,7 @@
 // "tracepoint X missing ..."); libbpf's own output never reaches stderr.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -111,7 +112,15 @@ class ReclaimStallProbe {
 
   // Deletes one memory cgroup's histograms and OOM count (for cgroups that are gone: ids are
   // not reused while the kernel runs, but dead keys would fill the maps). Absent is fine.
-  Status forget(std::uint64_t memcg_id);
+  // Which of them are gone from the kernel maps (deleted, or not there at all): a caller that
+  // keeps the counts elsewhere must move exactly those. Every key is tried even when one fails.
+  struct Forgotten {
+    std::array<bool, kStallKindCount> histograms{};
+    bool oom_victims = false;
+    std::string error;  // the first failure; empty when everything is gone
+    bool all() const { return error.empty(); }
+  };
+  Forgotten forget(std::uint64_t memcg_id);
 
   // Per attached program (see BpfProgramStats for when the figures are non-zero).
   Expected<std::vector<BpfProgramStats>> program_stats() const;

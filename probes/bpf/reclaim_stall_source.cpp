@@ -41,17 +41,17 @@ Status ReclaimStallSource::probe() {
 }
 
 void ReclaimStallSource::retire(std::uint64_t id, const ReclaimStallReading& reading) {
-  // Only what the kernel no longer holds moves to the node totals, or it would count twice;
-  // a delete that failed is tried again at the next sample.
-  if (!probe_->forget(id)) return;
+  // Exactly what the kernel no longer holds moves to the node totals, or it would count twice
+  // or vanish; what could not be deleted is tried again at the next sample.
+  const auto gone = probe_->forget(id);
   for (const auto& h : reading.histograms) {
-    if (h.memcg_id != id) continue;
-    retired_[static_cast<std::size_t>(h.kind)].add(StallDistribution{h.buckets, h.count, h.sum_ns});
+    const auto kind = static_cast<std::size_t>(h.kind);
+    if (h.memcg_id == id && gone.histograms[kind]) retired_[kind].add(StallDistribution{h.buckets, h.count, h.sum_ns});
   }
   for (const auto& v : reading.oom_victims) {
-    if (v.memcg_id == id) retired_victims_ += v.count;
+    if (v.memcg_id == id && gone.oom_victims) retired_victims_ += v.count;
   }
-  ids_.forget(id);
+  if (gone.all()) ids_.forget(id);
 }
 
 Status ReclaimStallSource::sample(Snapshot& out) {

@@ -89,10 +89,9 @@ CgroupEventWatcher::~CgroupEventWatcher() {
 }
 
 std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_dir(const std::string& dir) {
-  static std::uint64_t next_id = 1;  // only touched under mutex_
   auto reg = std::make_unique<Registration>();
   reg->dir = dir;
-  reg->id = next_id++;
+  reg->id = next_id_++;
   return kind_ == Kind::kV1Eventfd ? register_v1(std::move(reg)) : register_v2(std::move(reg));
 }
 
@@ -131,7 +130,8 @@ void CgroupEventWatcher::watch(const std::vector<std::string>& dirs) {
   std::map<std::string, std::unique_ptr<Registration>> next;
   for (const auto& dir : dirs) {
     auto it = registrations_.find(dir);
-    if (it != registrations_.end()) {
+    // A v2 registration whose memory.events went away (wd -1) is made again.
+    if (it != registrations_.end() && !(kind_ == Kind::kV2Inotify && it->second->wd < 0)) {
       next.emplace(dir, std::move(it->second));
     } else if (auto reg = register_dir(dir)) {
       next.emplace(dir, std::move(reg));
@@ -193,16 +193,23 @@ void CgroupEventWatcher::drain_inotify(Clock::time_point now, std::multimap<Cloc
     for (const char* p = buffer; p < buffer + n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(p);
       p += sizeof(inotify_event) + event->len;
-      if (!(event->mask & IN_MODIFY)) continue;
+      // Overflow: some notification was lost, read them all.
+      const bool everyone = (event->mask & IN_Q_OVERFLOW) != 0;
       for (auto& [dir, reg] : registrations_) {
-        if (reg->wd != event->wd) continue;
+        if (!everyone && reg->wd != event->wd) continue;
+        if (event->mask & IN_IGNORED) {
+          // memory.events is gone (its cgroup removed, perhaps made again under the same
+          // name): the next watch() registers the path afresh.
+          reg->wd = -1;
+          break;
+        }
         // Read at once, or when the last read is a debounce interval old; one read covers
         // every notification until then.
         if (!reg->read_pending) {
           reg->read_pending = true;
           due.emplace(std::max(now, reg->next_read), reg->id * kSignals);
         }
-        break;
+        if (!everyone) break;
       }
     }
   }

@@ -66,6 +66,7 @@ class CgroupEventWatcher {
   int inotify_fd_ = -1;  // v2
   int wake_fd_ = -1;  // eventfd that tells the thread to stop
   mutable std::mutex mutex_;
+  std::uint64_t next_id_ = 1;  // of registrations; under mutex_
   std::map<std::string, std::unique_ptr<Registration>> registrations_;
   std::thread thread_;
 };

@@ -90,15 +90,20 @@ CgroupFileCache::Result CgroupFileCache::read(Entry& entry, CgroupFile file, con
       const int err = errno;
       fd = Entry::kNotOpen;
       if (!is_missing(err)) return fail(dir, name, err);
-      fd = Entry::kMissing;
+      // ENOENT: not in this cgroup, remembered. ENODEV: the cgroup is being removed, and a new
+      // one may take its name: not remembered.
+      if (err == ENOENT) fd = Entry::kMissing;
       return Result::kMissing;
     }
     ++open_files_;
   }
   const Result r = read_descriptor(fd, dir, name);
-  if (r != Result::kOk) {
-    // Whatever went wrong, the next sample opens the file afresh.
-    ::close(fd);
+  if (r == Result::kGone) {
+    // The cgroup these descriptors belong to is gone (perhaps made again under its name):
+    // every file of the entry is opened afresh next time.
+    close_entry(entry);
+  } else if (r != Result::kOk) {
+    ::close(fd);  // whatever went wrong, the next sample opens the file afresh
     --open_files_;
     fd = Entry::kNotOpen;
   }

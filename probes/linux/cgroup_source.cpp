@@ -31,7 +31,9 @@ CgroupSource::CgroupSource(const KernelPaths& paths, const SourceOptions& option
       discovery_(options.cgroup_discovery),
       max_cgroups_(options.max_cgroups),
       max_watched_(options.max_watched_cgroups),
-      mountinfo_(paths.procfs + "/self/mountinfo") {}
+      mountinfo_(paths.procfs + "/self/mountinfo"),
+      // The v1 event watcher holds four eventfds per watched cgroup out of the same limit.
+      reader_(cgroup_descriptor_budget() > 4 * max_watched_ ? cgroup_descriptor_budget() - 4 * max_watched_ : 0) {}
 
 void CgroupSource::use_hierarchy(MemoryHierarchy hierarchy) {
   if (!(hierarchy == hierarchy_)) {

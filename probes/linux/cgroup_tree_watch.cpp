@@ -27,7 +27,6 @@ CgroupTreeWatch::~CgroupTreeWatch() {
 void CgroupTreeWatch::forget_watches() {
   for (const auto& [wd, path] : watch_paths_) ::inotify_rm_watch(inotify_fd_, wd);
   watch_paths_.clear();
-  watched_.clear();
   drain_events();  // the IN_IGNORED events the removals queued
 }
 
@@ -48,12 +47,8 @@ bool CgroupTreeWatch::drain_events() {
       if (event->mask & IN_Q_OVERFLOW) changed = true;
       if (event->mask & IN_ISDIR) changed = true;
       if (event->mask & IN_IGNORED) {
-        // The directory is gone (or unmounted): its path may come back as a new directory.
-        changed = true;
-        if (auto it = watch_paths_.find(event->wd); it != watch_paths_.end()) {
-          watched_.erase(it->second);
-          watch_paths_.erase(it);
-        }
+        changed = true;  // the directory is gone (or unmounted)
+        watch_paths_.erase(event->wd);
       }
       p += sizeof(inotify_event) + event->len;
     }
@@ -62,7 +57,10 @@ bool CgroupTreeWatch::drain_events() {
 }
 
 void CgroupTreeWatch::watch_directory(const std::string& dir) {
-  if (inotify_fd_ < 0 || watched_.count(dir) != 0) return;
+  if (inotify_fd_ < 0) return;
+  // Added again at every walk, since walks are rare: the same directory gets the same
+  // descriptor back, a directory removed and made again under the same name (or a rename) a
+  // new one. A removed directory's IN_IGNORED can come late (while anything still holds it).
   const int wd = ::inotify_add_watch(inotify_fd_, dir.c_str(), kWatchMask);
   if (wd < 0) {
     // ENOENT: removed meanwhile, the parent's watch says so. Anything else (ENOSPC: the
@@ -71,7 +69,7 @@ void CgroupTreeWatch::watch_directory(const std::string& dir) {
     return;
   }
   watch_paths_[wd] = dir;
-  watched_.insert(dir);
+  seen_in_walk_.insert(wd);
 }
 
 const std::vector<DiscoveredCgroup>& CgroupTreeWatch::cgroups(const std::string& root,
@@ -85,11 +83,21 @@ const std::vector<DiscoveredCgroup>& CgroupTreeWatch::cgroups(const std::string&
   if (drain_events()) stale_ = true;
   if (!stale_ && unwatched_reason_.empty()) return cgroups_;
 
-  // Events arriving during the walk mark the next call stale again: nothing is missed.
-  stale_ = false;
   if (inotify_fd_ >= 0) unwatched_reason_.clear();
+  seen_in_walk_.clear();
   cgroups_ = discover_cgroups(root_, options_, [this](const std::string& dir) { watch_directory(dir); });
+  // Events that arrived during the walk mark the next call stale again: nothing is missed.
+  stale_ = false;
   ++walks_;
+  // Watches of directories this walk did not list (gone, renamed, beyond a new depth).
+  for (auto it = watch_paths_.begin(); it != watch_paths_.end();) {
+    if (seen_in_walk_.count(it->first) == 0) {
+      ::inotify_rm_watch(inotify_fd_, it->first);
+      it = watch_paths_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return cgroups_;
 }
 

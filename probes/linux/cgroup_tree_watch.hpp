@@ -46,7 +46,7 @@ class CgroupTreeWatch {
   CgroupDiscoveryOptions options_;
   std::vector<DiscoveredCgroup> cgroups_;
   std::unordered_map<int, std::string> watch_paths_;  // descriptor -> directory
-  std::unordered_set<std::string> watched_;           // directories with a watch
+  std::unordered_set<int> seen_in_walk_;              // descriptors the current walk added
   std::uint64_t walks_ = 0;
   std::string unwatched_reason_;
 };

@@ -77,6 +77,22 @@ TEST(CgroupEventWatcherV2, ABurstIsCoalescedWithoutLosingCounts) {
   EXPECT_EQ(wait_for_oom(watcher, cgroup.dir(), 500), 500u);
 }
 
+TEST(CgroupEventWatcherV2, ACgroupMadeAgainUnderTheSameNameIsWatchedAgain) {
+  ScratchCgroup cgroup;
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 20ms);
+  watcher.watch({cgroup.dir()});
+  cgroup.write_events(1, 1);
+  EXPECT_EQ(wait_for_oom(watcher, cgroup.dir(), 1), 1u);
+  // The cgroup is removed and made again (a restarted service): a new memory.events file.
+  fs::remove(cgroup.dir() + "/memory.events");
+  std::this_thread::sleep_for(50ms);  // the watcher thread sees IN_IGNORED
+  cgroup.write_events(0, 0);
+  watcher.watch({cgroup.dir()});  // the next sample
+  ASSERT_EQ(watcher.watched(), 1u);
+  cgroup.write_events(3, 3);
+  EXPECT_EQ(wait_for_oom(watcher, cgroup.dir(), 3), 3u);  // counted from the new file's baseline
+}
+
 TEST(CgroupEventWatcherV2, UnwatchedAndUnreadableCgroups) {
   ScratchCgroup cgroup;
   CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 20ms);
