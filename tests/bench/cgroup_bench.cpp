@@ -17,6 +17,8 @@
 //   CgroupSample/after_sleep  cap 500 with 10 ms of sleep (not timed) before each sample
 //   CgroupSample/tree_changed cap 500 after a cgroup was created and removed (not timed): the
 //                           sample walks the whole tree again
+//   CgroupSample/first      a new source's first sample (walk, watches, opening every file);
+//                           the others take that first sample before their timing starts
 //   Part/discover, Part/read  the directory walk alone, the CgroupReader alone (all files)
 //   Floor/same_reads_kept_open  bare C: pread() of exactly the files one sample reads, on
 //                           descriptors opened beforehand: the floor the ratio is taken against
@@ -269,10 +271,13 @@ class UserTime {
 // How the sample is disturbed before each iteration (outside the timing).
 enum class Before { kNothing, kSleep, kTreeChange };
 
+// The daemon's steady state: one source sampling again and again. Its first sample (the walk
+// and opening every file) is taken before the timing starts; BM_CgroupFirstSample measures it.
 void BM_CgroupSample(benchmark::State& state, std::size_t cap, Before before) {
   auto source = make_cgroup_source(cap);
-  if (!source) {
-    state.SkipWithError("the cgroup source does not probe");
+  memdiag::Snapshot first;
+  if (!source || !source->sample(first)) {
+    state.SkipWithError("the cgroup source does not probe or sample");
     return;
   }
   std::size_t discovered = 0, exported = 0;
@@ -302,6 +307,29 @@ void BM_CgroupSample(benchmark::State& state, std::size_t cap, Before before) {
   user.report(state, static_cast<double>(discovered));
   state.counters["cgroups"] = static_cast<double>(discovered);
   state.counters["exported"] = static_cast<double>(exported);
+  state.counters["per_cgroup"] = benchmark::Counter(static_cast<double>(discovered),
+                                                    benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// A new source's first sample, as at daemon start or after a SIGHUP: the walk, the inotify
+// watches and opening every file it keeps open.
+void BM_CgroupFirstSample(benchmark::State& state) {
+  std::size_t discovered = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto source = make_cgroup_source(kCap);
+    state.ResumeTiming();
+    memdiag::Snapshot snap;
+    if (!source || !source->sample(snap) || !snap.cgroups) {
+      state.SkipWithError("the cgroup source failed to sample");
+      break;
+    }
+    discovered = snap.cgroups->discovered;
+    state.PauseTiming();
+    source.reset();  // closing the descriptors is not part of a sample
+    state.ResumeTiming();
+  }
+  state.counters["cgroups"] = static_cast<double>(discovered);
   state.counters["per_cgroup"] = benchmark::Counter(static_cast<double>(discovered),
                                                     benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
@@ -685,6 +713,7 @@ constexpr const char* kSample = "CgroupSample/cap:500";
 constexpr const char* kSampleNoCap = "CgroupSample/cap:none";
 constexpr const char* kSampleCold = "CgroupSample/after_sleep";
 constexpr const char* kSampleTreeChanged = "CgroupSample/tree_changed";
+constexpr const char* kSampleFirst = "CgroupSample/first";
 constexpr const char* kFloorSame = "Floor/same_reads_kept_open";
 constexpr const char* kDiscover = "Part/discover";
 constexpr const char* kRead = "Part/read";
@@ -712,6 +741,7 @@ void register_benchmarks() {
                                    Before::kNothing));
   cpu(benchmark::RegisterBenchmark(kSampleCold, BM_CgroupSample, kCap, Before::kSleep))->Iterations(20);
   cpu(benchmark::RegisterBenchmark(kSampleTreeChanged, BM_CgroupSample, kCap, Before::kTreeChange))->Iterations(10);
+  cpu(benchmark::RegisterBenchmark(kSampleFirst, BM_CgroupFirstSample))->Iterations(5);
   cpu(benchmark::RegisterBenchmark(kFloorSame, BM_FloorSameReads));
   cpu(benchmark::RegisterBenchmark(kDiscover, BM_PartDiscover));
   cpu(benchmark::RegisterBenchmark(kRead, BM_PartRead));
@@ -770,6 +800,8 @@ void print_summary(const RecordingReporter& recorded, std::ostream& out) {
          "(cold caches, as in the daemon)");
     line("cgroup sample per cgroup (tree changed)", "%.2f us", per_cgroup(kSampleTreeChanged),
          "(a cgroup was created and removed: the sample walks the tree)");
+    line("a new source's first sample, per cgroup", "%.2f us", per_cgroup(kSampleFirst),
+         "(the walk, the watches, opening every kept file: once at start)");
   }
   line("naive reader (walk + open/read/close, bare C)", "%.2f us", floor, ratio("sample / naive", sample, floor));
   const double user_sample = recorded.counter(kSample, "user_us"), user_floor = recorded.counter(kFloor, "user_us");
