@@ -36,6 +36,7 @@
 // --fanout=N leaves per group (default 50). All benchmarks report process CPU time.
 #include <benchmark/benchmark.h>
 
+#include "tests/bench/exposition_samples.hpp"
 #include "tests/bench/recording_reporter.hpp"
 #include <dirent.h>
 #include <fcntl.h>
@@ -67,6 +68,7 @@
 
 namespace {
 
+using memdiag::bench::count_samples;
 using memdiag::bench::RecordingReporter;
 
 constexpr const char* kV1Root = "/sys/fs/cgroup/memory";
@@ -678,16 +680,6 @@ struct RenderFixture {
     store.publish(std::move(snap));
   }
 };
-
-std::size_t count_samples(std::string_view exposition) {  // lines that are not comments
-  std::size_t samples = 0;
-  bool line_start = true;
-  for (char c : exposition) {
-    if (line_start && c != '#') ++samples;
-    line_start = c == '\n';
-  }
-  return samples;
-}
 
 void BM_RenderText(benchmark::State& state, bool with_cgroups) {
   RenderFixture fixture(with_cgroups);

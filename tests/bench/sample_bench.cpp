@@ -16,6 +16,7 @@
 // counts). After the table a summary sets the full sample against the floors.
 #include <benchmark/benchmark.h>
 
+#include "tests/bench/exposition_samples.hpp"
 #include "tests/bench/recording_reporter.hpp"
 #include <fcntl.h>
 #include <prometheus/text_serializer.h>
@@ -46,6 +47,7 @@
 
 namespace {
 
+using memdiag::bench::count_samples;
 using memdiag::bench::RecordingReporter;
 
 using memdiag::KernelPaths;
@@ -234,16 +236,6 @@ struct RenderFixture {
     store.publish(std::move(snap));
   }
 };
-
-std::size_t count_samples(std::string_view exposition) {  // lines that are not comments
-  std::size_t samples = 0;
-  bool line_start = true;
-  for (char c : exposition) {
-    if (line_start && c != '#') ++samples;
-    line_start = c == '\n';
-  }
-  return samples;
-}
 
 void BM_Collect(benchmark::State& state) {
   RenderFixture fixture;
