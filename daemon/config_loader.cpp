@@ -132,6 +132,17 @@ class Loader {
     return value;
   }
 
+  // A plain decimal number such as 0.8 (from_chars: no locale, no hex, no "nan").
+  double number(const YAML::Node& node, const std::string& key) const {
+    const std::string text = plain_scalar(node, key, "a number");
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      refuse(node, key, "expected a number like 0.8, got '" + text + "'");
+    }
+    return value;
+  }
+
   void check(const Status& status, const YAML::Node& node, const std::string& key) const {
     if (!status) refuse(node, key, status.error().message);
   }
@@ -190,6 +201,10 @@ class Loader {
       if (name == "reclaim_stall") {
         keys.insert(keys.end(), {"btf_path", "tracefs_fallback", "max_cgroups", "retain_removed"});
       }
+      if (name == "processes") {
+        keys.insert(keys.end(), {"scanner", "btf_path", "top_n", "map_areas_threshold", "max_above_threshold",
+                                 "max_cgroups"});
+      }
       SourceConfig& source = config.sources[name];
       for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
         const std::string full = prefix + "." + key;
@@ -214,6 +229,31 @@ class Loader {
             refuse(v, full, "an absolute path to a BTF file, like /sys/kernel/btf/vmlinux, got '" +
                                 source.options.btf_path + "'");
           }
+        } else if (key == "scanner") {
+          const std::string scanner = scalar(v, full);
+          if (scanner == "auto") {
+            source.options.process_scan = ProcessScanMode::kAuto;
+          } else if (scanner == "bpf_iter") {
+            source.options.process_scan = ProcessScanMode::kBpfIter;
+          } else if (scanner == "procfs") {
+            source.options.process_scan = ProcessScanMode::kProcfs;
+          } else {
+            refuse(v, full, "one of auto, bpf_iter, procfs, got '" + scanner + "'");
+          }
+        } else if (key == "top_n") {
+          const long long n = integer(v, full);
+          if (n < 0 || n > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(n));
+          source.options.top_processes = static_cast<std::size_t>(n);
+        } else if (key == "max_above_threshold") {
+          const long long n = integer(v, full);
+          if (n < 0 || n > 10000) refuse(v, full, "must be between 0 and 10000, got " + std::to_string(n));
+          source.options.max_above_threshold = static_cast<std::size_t>(n);
+        } else if (key == "map_areas_threshold") {
+          const double ratio = number(v, full);
+          if (!(ratio > 0 && ratio <= 1)) {
+            refuse(v, full, "a fraction of vm.max_map_count, above 0 and at most 1, got " + scalar(v, full));
+          }
+          source.options.map_areas_threshold = ratio;
         } else if (key == "tracefs_fallback") {
           source.options.tracefs_fallback = boolean(v, full);
         } else if (key == "retain_removed") {

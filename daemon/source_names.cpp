@@ -8,6 +8,7 @@ const std::vector<std::string_view>& source_names() {
   static const std::vector<std::string_view> kNames = [] {
     std::vector<std::string_view> names = linux_source_names();
     names.push_back("reclaim_stall");
+    names.push_back("processes");
     return names;
   }();
   return kNames;

@@ -1,5 +1,6 @@
 // The names of every source the daemon can run, as the `sources:` config section spells them:
-// the Linux sources of probes/linux and the eBPF reclaim-stall source of probes/bpf. Kept apart
+// the Linux sources of probes/linux, the eBPF reclaim-stall source of probes/bpf and the
+// process source (eBPF or /proc). Kept apart
 // from the factory (daemon/sources.hpp) so the config needs no libbpf.
 #pragma once
 

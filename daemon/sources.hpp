@@ -1,7 +1,8 @@
 // Makes the daemon's sources by name (daemon/source_names.hpp): the Linux sources of
-// probes/linux and the eBPF reclaim-stall source of probes/bpf. In a build without eBPF
-// (MEMDIAG_BPF=OFF) the latter reports itself unsupported with that reason, so the daemon and
-// its config look the same either way.
+// probes/linux, the eBPF reclaim-stall source of probes/bpf and the process source with its
+// eBPF scanner. In a build without eBPF (MEMDIAG_BPF=OFF) reclaim_stall reports itself
+// unsupported with that reason and processes reads /proc, so the daemon and its config look
+// the same either way.
 #pragma once
 
 #include <memory>

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "exporters/prometheus/cgroup_metrics.hpp"
+#include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
 #include "exporters/prometheus/metric_names.hpp"
 
@@ -96,6 +97,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
     render_cgroups(*snap->cgroups, snap->meminfo ? snap->meminfo->get("MemTotal") : std::nullopt, sink);
   }
   if (snap->reclaim_stall) render_reclaim_stall(*snap->reclaim_stall, sink);
+  if (snap->processes) render_processes(*snap->processes, sink);
 }
 
 std::shared_ptr<const SnapshotCollector::RenderedSchema> SnapshotCollector::rendered(

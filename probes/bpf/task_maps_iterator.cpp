@@ -49,14 +49,10 @@ void to_process(const memdiag_task_maps& rec, std::uint64_t page_size, ProcessMa
   p.virtual_bytes = rec.total_vm_pages * page_size;
   std::memcpy(p.comm.data(), rec.comm, p.comm.size());
   p.comm.back() = '\0';  // the kernel NUL-terminates, but do not rely on it
-  p.memcg_id = rec.memcg_id;
+  p.cgroup_key = rec.memcg_id;
 }
 
 }  // namespace
-
-std::string_view ProcessMaps::comm_view() const {
-  return std::string_view(comm.data(), ::strnlen(comm.data(), comm.size()));
-}
 
 Expected<std::unique_ptr<TaskMapsIterator>> TaskMapsIterator::open(const std::string& btf_path) {
   const std::string btf = btf_path.empty() ? kKernelBtf : btf_path;

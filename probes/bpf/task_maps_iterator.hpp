@@ -7,7 +7,6 @@
 // BPF task iterators ..."); libbpf's own output never reaches stderr.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,33 +14,12 @@
 #include <vector>
 
 #include "probes/core/expected.hpp"
+#include "probes/core/process_record.hpp"
 
 struct task_maps;  // the bpftool skeleton, kept out of this header
 struct bpf_link;
 
 namespace memdiag {
-
-struct ProcessMaps {
-  // Process id (thread-group id) as the initial pid namespace numbers it (task->tgid).
-  int pid = 0;
-  // mm->map_count: the number of VMAs, the figure vm.max_map_count limits. /proc/PID/maps
-  // shows one more line on x86-64 with vsyscall emulation: [vsyscall] is not a VMA of the mm.
-  std::uint32_t map_count = 0;
-  // mm->rss_stat counters times the page size. Approximate (the kernel's global percpu_counter
-  // value without the per-CPU deltas folded in; negative values are reported as 0).
-  std::uint64_t rss_anon_bytes = 0;
-  std::uint64_t rss_file_bytes = 0;
-  std::uint64_t rss_shmem_bytes = 0;
-  std::uint64_t swap_bytes = 0;     // MM_SWAPENTS: swapped-out pages of this mm
-  std::uint64_t virtual_bytes = 0;  // mm->total_vm
-  // The leader thread's comm, NUL-terminated (at most 15 characters).
-  std::array<char, 16> comm{};
-  // Memory cgroup: kernfs id in the memory controller's hierarchy, i.e. stat(dir).st_ino of the
-  // v1 memory cgroup directory (or of the v2 directory). 1 = root.
-  std::uint64_t memcg_id = 0;
-
-  std::string_view comm_view() const;
-};
 
 class TaskMapsIterator {
  public:

@@ -13,6 +13,7 @@
 
 #include "probes/core/cgroup_section.hpp"
 #include "probes/core/field_table.hpp"
+#include "probes/core/process_section.hpp"
 #include "probes/core/reclaim_stall_section.hpp"
 #include "probes/linux/pressure_parser.hpp"
 
@@ -52,6 +53,7 @@ struct Snapshot {
   std::optional<VmSysctlSection> vm_sysctl;
   std::optional<CgroupSection> cgroups;
   std::optional<ReclaimStallSection> reclaim_stall;
+  std::optional<ProcessSection> processes;
 
   std::vector<SourceStatus> sources;
 };

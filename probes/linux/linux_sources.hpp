@@ -18,6 +18,9 @@ struct KernelPaths {
   std::string sysfs = "/sys";
 };
 
+// processes: the eBPF task iterator, /proc, or the iterator when it loads and /proc otherwise.
+enum class ProcessScanMode { kAuto, kBpfIter, kProcfs };
+
 // Per-source settings from the `sources:` config section.
 struct SourceOptions {
   // Slow-changing sources (vm sysctls change only by an administrator's hand) re-read the
@@ -36,6 +39,12 @@ struct SourceOptions {
   std::string btf_path;
   bool tracefs_fallback = true;
   std::chrono::milliseconds retain_removed{300000};
+  // processes: which scanner, and what to export (see probes/core/process_selection.hpp;
+  // `max_cgroups` caps its per-cgroup sums).
+  ProcessScanMode process_scan = ProcessScanMode::kAuto;
+  std::size_t top_processes = 10;
+  double map_areas_threshold = 0.8;
+  std::size_t max_above_threshold = 100;
 };
 
 const std::vector<std::string_view>& linux_source_names();

@@ -170,7 +170,7 @@ TEST_F(TaskMapsLive, ChildWithThousandMappingsMatchesProc) {
   } else {
     struct stat st {};
     ASSERT_EQ(::stat(memcg_dir.c_str(), &st), 0) << memcg_dir;
-    EXPECT_EQ(rec->memcg_id, st.st_ino) << memcg_dir;
+    EXPECT_EQ(rec->cgroup_key, st.st_ino) << memcg_dir;
   }
 
   // The RSS split agrees with the kernel's own /proc view (same counters, approximate).

@@ -272,6 +272,79 @@ TEST(ReclaimStallExport, FastTextEqualsPrometheusCppSerializer) {
   expect_same_as_prometheus_cpp(fast, collector);
 }
 
+ProcessSection process_section() {
+  ProcessSection section;
+  section.mode = "procfs";
+  section.max_map_count = 1000;
+  section.threshold_ratio = 0.8;
+  section.processes = 3;
+  section.map_areas_ratio_max = 0.9;
+  section.above_threshold = 1;
+  section.ratio_cumulative = {0, 1, 2, 2, 2, 2, 3, 3, 3};
+  SelectedProcess near_wall;
+  near_wall.pid = 4242;
+  near_wall.comm = "zig \"test\"";
+  near_wall.cgroup = "/job";
+  near_wall.map_count = 900;
+  near_wall.map_areas_ratio = 0.9;
+  near_wall.rss_anon_bytes = 4096;
+  near_wall.selected_for = kTopMapAreas | kAboveThreshold;
+  SelectedProcess self;
+  self.pid = 7;
+  self.comm = "memdiagd";
+  self.map_count = 120;
+  self.map_areas_ratio = 0.12;
+  self.selected_for = kSelf;
+  section.selected = {self, near_wall};
+  section.cgroups.push_back(CgroupProcessTotals{"/job", 2, 1000, 8192, 10, 0, 3});
+  section.vanished_total = 5;
+  return section;
+}
+
+TEST(ProcessExport, SelectedProcessesThresholdHistogramAndCgroupSums) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->processes = process_section();
+  SnapshotStore store(1);
+  store.publish(snap);
+  std::string text;
+  SnapshotCollector(store, {}).render_text(text);
+  auto value = [&text](const std::string& series) {
+    const std::size_t at = text.find("\n" + series + " ");
+    EXPECT_NE(at, std::string::npos) << series;
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
+  };
+  const std::string zig = R"(pid="4242",comm="zig \"test\"")";
+  EXPECT_EQ(value("memdiag_process_map_areas{" + zig + "}"), 900);
+  EXPECT_EQ(value("memdiag_process_map_areas{pid=\"7\",comm=\"memdiagd\"}"), 120);
+  EXPECT_EQ(value("memdiag_process_resident_bytes{" + zig + ",type=\"anon\"}"), 4096);
+  EXPECT_EQ(value("memdiag_process_info{" + zig + ",cgroup=\"/job\"}"), 1);
+  EXPECT_DOUBLE_EQ(value("memdiag_process_map_areas_above_threshold{" + zig + "}"), 0.9);
+  // Only processes above the threshold have an above_threshold series.
+  EXPECT_EQ(text.find("memdiag_process_map_areas_above_threshold{pid=\"7\""), std::string::npos);
+  EXPECT_DOUBLE_EQ(value("memdiag_map_areas_ratio_max"), 0.9);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"0.01\"}"), 1);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"0.9\"}"), 3);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"+Inf\"}"), 3);
+  EXPECT_EQ(value("memdiag_processes_above_map_areas_threshold"), 1);
+  EXPECT_DOUBLE_EQ(value("memdiag_process_map_areas_threshold_ratio"), 0.8);
+  EXPECT_EQ(value("memdiag_cgroup_process_resident_bytes{cgroup=\"/job\",type=\"anon\"}"), 8192);
+  EXPECT_EQ(value("memdiag_cgroup_process_map_areas{cgroup=\"/job\"}"), 1000);
+  EXPECT_EQ(value("memdiag_cgroup_processes{cgroup=\"/job\"}"), 2);
+  EXPECT_EQ(value("memdiag_process_scan_vanished_total"), 5);
+  EXPECT_EQ(value("memdiag_process_scan_info{mode=\"procfs\"}"), 1);
+}
+
+TEST(ProcessExport, FastTextEqualsPrometheusCppSerializer) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->processes = process_section();
+  SnapshotStore store(1);
+  store.publish(snap);
+  SnapshotCollector collector(store, {});
+  std::string fast;
+  collector.render_text(fast);
+  expect_same_as_prometheus_cpp(fast, collector);
+}
+
 TEST(TextSink, EscapesAndSpecialValues) {
   std::string out;
   TextSink sink(out);

@@ -1,0 +1,150 @@
+#include "exporters/prometheus/process_metrics.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace memdiag::prom {
+namespace {
+
+using prometheus::MetricType;
+
+constexpr std::array<std::string_view, 3> kResidentTypes = {"anon", "file", "shmem"};
+
+struct PidLabel {
+  std::array<char, 16> text{};
+  std::string_view view;
+  explicit PidLabel(int pid) {
+    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), pid);
+    view = std::string_view(text.data(), ec == std::errc() ? static_cast<std::size_t>(end - text.data()) : 0);
+  }
+};
+
+// One sample per selected process that passes `wanted`, labelled pid and comm.
+template <class Wanted, class Value>
+void per_process(const ProcessSection& section, MetricSink& sink, Wanted wanted, Value value) {
+  for (const SelectedProcess& p : section.selected) {
+    if (!wanted(p)) continue;
+    const PidLabel pid(p.pid);
+    sink.sample({{"pid", pid.view}, {"comm", p.comm}}, value(p));
+  }
+}
+
+void render_selected(const ProcessSection& section, MetricSink& sink) {
+  auto all = [](const SelectedProcess&) { return true; };
+  sink.family("memdiag_process_map_areas",
+              "Memory mappings (VMAs) of a process, the count vm.max_map_count limits; for the top processes by "
+              "map count and by resident memory, those above the threshold, and memdiagd itself.",
+              MetricType::Gauge);
+  per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.map_count); });
+  sink.family("memdiag_process_resident_bytes",
+              "Resident memory of a selected process by type: anon, file (page cache mapped), shmem.",
+              MetricType::Gauge);
+  for (const SelectedProcess& p : section.selected) {
+    const PidLabel pid(p.pid);
+    const std::uint64_t values[] = {p.rss_anon_bytes, p.rss_file_bytes, p.rss_shmem_bytes};
+    for (std::size_t t = 0; t < kResidentTypes.size(); ++t) {
+      sink.sample({{"pid", pid.view}, {"comm", p.comm}, {"type", kResidentTypes[t]}}, static_cast<double>(values[t]));
+    }
+  }
+  sink.family("memdiag_process_swap_bytes", "Swapped-out memory of a selected process.", MetricType::Gauge);
+  per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.swap_bytes); });
+  sink.family("memdiag_process_virtual_bytes", "Virtual address space of a selected process (VmSize).",
+              MetricType::Gauge);
+  per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.virtual_bytes); });
+  sink.family("memdiag_process_info",
+              "A selected process's memory cgroup (1); join on pid and comm. cgroup is empty when unknown.",
+              MetricType::Gauge);
+  for (const SelectedProcess& p : section.selected) {
+    const PidLabel pid(p.pid);
+    sink.sample({{"pid", pid.view}, {"comm", p.comm}, {"cgroup", p.cgroup}}, 1);
+  }
+  sink.family("memdiag_process_map_areas_above_threshold",
+              "Map count as a fraction of vm.max_map_count, for every process at or above "
+              "sources.processes.map_areas_threshold (highest first, up to max_above_threshold).",
+              MetricType::Gauge);
+  per_process(
+      section, sink, [](const SelectedProcess& p) { return (p.selected_for & kAboveThreshold) != 0; },
+      [](const SelectedProcess& p) { return p.map_areas_ratio; });
+}
+
+void render_node(const ProcessSection& section, MetricSink& sink) {
+  sink.family("memdiag_map_areas_ratio_max",
+              "The highest map count of any process as a fraction of vm.max_map_count: at 1, mmap and even "
+              "munmap fail with ENOMEM in that process.",
+              MetricType::Gauge);
+  sink.sample({}, section.map_areas_ratio_max);
+  sink.family("memdiag_processes_by_map_areas_ratio",
+              "Processes whose map count is at most `le` times vm.max_map_count (cumulative, like histogram buckets).",
+              MetricType::Gauge);
+  for (std::size_t b = 0; b <= kMapAreasRatioBounds.size(); ++b) {
+    std::array<char, 24> bound{};
+    std::string_view le = "+Inf";
+    if (b < kMapAreasRatioBounds.size()) {
+      const auto [end, ec] = std::to_chars(bound.data(), bound.data() + bound.size(), kMapAreasRatioBounds[b]);
+      le = std::string_view(bound.data(), ec == std::errc() ? static_cast<std::size_t>(end - bound.data()) : 0);
+    }
+    sink.sample({{"le", le}}, static_cast<double>(section.ratio_cumulative[b]));
+  }
+  sink.family("memdiag_processes_above_map_areas_threshold",
+              "Processes at or above sources.processes.map_areas_threshold, all of them (not capped).",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.above_threshold));
+  sink.family("memdiag_process_map_areas_threshold_ratio",
+              "The configured threshold (sources.processes.map_areas_threshold), for alert rules.", MetricType::Gauge);
+  sink.sample({}, section.threshold_ratio);
+  sink.family("memdiag_process_above_threshold_dropped",
+              "Processes above the threshold not exported because of sources.processes.max_above_threshold.",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.above_threshold_dropped));
+  sink.family("memdiag_processes", "Processes scanned (kernel threads excluded).", MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.processes));
+  sink.family("memdiag_process_scan_skipped",
+              "Processes the last scan skipped: reason unreadable (a file could not be read) or malformed.",
+              MetricType::Gauge);
+  sink.sample({{"reason", "unreadable"}}, static_cast<double>(section.unreadable));
+  sink.sample({{"reason", "malformed"}}, static_cast<double>(section.malformed));
+  sink.family("memdiag_process_scan_vanished_total",
+              "Processes that exited while the /proc scanner read them (normal on a busy node).", MetricType::Counter);
+  sink.sample({}, static_cast<double>(section.vanished_total));
+  sink.family("memdiag_process_scan_info", "How processes are scanned: bpf_iter or procfs (1).", MetricType::Gauge);
+  sink.sample({{"mode", section.mode}}, 1);
+}
+
+void render_cgroup_sums(const ProcessSection& section, MetricSink& sink) {
+  sink.family("memdiag_cgroup_processes", "Processes in a memory cgroup (its own, not its children's).",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.processes));
+  sink.family("memdiag_cgroup_process_resident_bytes",
+              "Resident memory summed over the processes of a memory cgroup, by type; pages shared between "
+              "processes count once per process.",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) {
+    const std::uint64_t values[] = {c.rss_anon_bytes, c.rss_file_bytes, c.rss_shmem_bytes};
+    for (std::size_t t = 0; t < kResidentTypes.size(); ++t) {
+      sink.sample({{"cgroup", c.cgroup}, {"type", kResidentTypes[t]}}, static_cast<double>(values[t]));
+    }
+  }
+  sink.family("memdiag_cgroup_process_swap_bytes", "Swap summed over the processes of a memory cgroup.",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.swap_bytes));
+  sink.family("memdiag_cgroup_process_map_areas", "Memory mappings summed over the processes of a memory cgroup.",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.map_count));
+  sink.family("memdiag_process_cgroups_dropped",
+              "Memory cgroups whose process sums are not exported because of sources.processes.max_cgroups.",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.dropped_cgroups));
+  sink.family("memdiag_process_unknown_cgroup", "Processes whose memory cgroup could not be named.",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.unknown_cgroup_processes));
+}
+
+}  // namespace
+
+void render_processes(const ProcessSection& section, MetricSink& sink) {
+  render_selected(section, sink);
+  render_node(section, sink);
+  render_cgroup_sums(section, sink);
+}
+
+}  // namespace memdiag::prom

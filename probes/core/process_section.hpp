@@ -1,0 +1,77 @@
+// The process source's part of a Snapshot (issue 5): which processes are closest to
+// vm.max_map_count and which hold the most memory, how all processes spread over the map-count
+// ratio, and per-cgroup sums of their memory. Bounded by configuration: top-N by ratio, top-N
+// by RSS, the processes above the threshold (capped), the daemon itself, and at most
+// max_cgroups cgroup sums.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memdiag {
+
+// Why a process is in the selected set; a process can be there for several reasons.
+enum ProcessSelectedFor : std::uint8_t {
+  kTopMapAreas = 1,    // among the top-N by map count
+  kTopResident = 2,    // among the top-N by resident memory
+  kAboveThreshold = 4, // map count at or above threshold x max_map_count
+  kSelf = 8,           // the daemon itself
+};
+
+struct SelectedProcess {
+  int pid = 0;
+  std::string comm;
+  std::string cgroup;  // memory cgroup path, "" when unknown
+  std::uint32_t map_count = 0;
+  double map_areas_ratio = 0;  // map_count / max_map_count
+  std::uint64_t rss_anon_bytes = 0;
+  std::uint64_t rss_file_bytes = 0;
+  std::uint64_t rss_shmem_bytes = 0;
+  std::uint64_t swap_bytes = 0;
+  std::uint64_t virtual_bytes = 0;
+  std::uint8_t selected_for = 0;  // ProcessSelectedFor bits
+};
+
+// Sums over every process of one memory cgroup (not only the selected ones), so the process
+// view adds up to the cgroup view.
+struct CgroupProcessTotals {
+  std::string cgroup;
+  std::uint64_t processes = 0;
+  std::uint64_t map_count = 0;
+  std::uint64_t rss_anon_bytes = 0;
+  std::uint64_t rss_file_bytes = 0;
+  std::uint64_t rss_shmem_bytes = 0;
+  std::uint64_t swap_bytes = 0;
+};
+
+// Upper bounds of the ratio histogram: most processes sit far below 1%, so the low end is
+// logarithmic; the high end marks the default threshold (0.8) and the wall.
+inline constexpr std::array<double, 8> kMapAreasRatioBounds = {0.001, 0.01, 0.1, 0.25, 0.5, 0.8, 0.9, 1.0};
+
+struct ProcessSection {
+  std::string_view mode;             // "bpf_iter" or "procfs"
+  std::uint64_t max_map_count = 0;   // vm.max_map_count when sampled
+  double threshold_ratio = 0;        // the configured threshold
+  std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)
+  double map_areas_ratio_max = 0;    // highest ratio on the node
+  std::uint64_t above_threshold = 0; // all processes at or above the threshold
+  std::uint64_t above_threshold_dropped = 0;  // of those, not in `selected` (cap)
+  // Processes with ratio <= kMapAreasRatioBounds[i], cumulative; the last entry counts all.
+  std::array<std::uint64_t, kMapAreasRatioBounds.size() + 1> ratio_cumulative{};
+  // Ordered by pid.
+  std::vector<SelectedProcess> selected;
+  // Most resident memory first, at most max_cgroups of them.
+  std::vector<CgroupProcessTotals> cgroups;
+  std::uint64_t dropped_cgroups = 0;
+  std::uint64_t unknown_cgroup_processes = 0;  // processes whose cgroup could not be named
+  // Processes skipped: exited while being read (since start, normal), files unreadable or
+  // malformed (last scan).
+  std::uint64_t vanished_total = 0;
+  std::uint64_t unreadable = 0;
+  std::uint64_t malformed = 0;
+};
+
+}  // namespace memdiag

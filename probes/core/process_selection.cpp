@@ -1,0 +1,159 @@
+#include "probes/core/process_selection.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace memdiag {
+namespace {
+
+double ratio_of(const ProcessMaps& p, std::uint64_t max_map_count) {
+  return max_map_count == 0 ? 0.0 : static_cast<double>(p.map_count) / static_cast<double>(max_map_count);
+}
+
+// Marks the first `n` processes of `order` after partially sorting it by `before`.
+template <class Before>
+void mark_top(std::vector<std::uint32_t>& order, std::size_t n, Before before, std::vector<std::uint8_t>& marks,
+              std::uint8_t bit) {
+  n = std::min(n, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), before);
+  for (std::size_t i = 0; i < n; ++i) marks[order[i]] |= bit;
+}
+
+// A command name is whatever bytes a program put there (prctl, argv[0]); Prometheus refuses a
+// whole scrape over one label value that is not UTF-8. Invalid sequences and control
+// characters become '?'.
+std::string label_safe(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len != 0 && i + len <= name.size();
+    for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(name[i + k]) >> 6) == 0x2;
+    if (len == 2 && c < 0xc2) valid = false;  // overlong
+    if (!valid || (len == 1 && (c < 0x20 || c == 0x7f))) {
+      out += '?';
+      ++i;
+      continue;
+    }
+    out.append(name.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why, const std::string* cgroup) {
+  SelectedProcess s;
+  s.pid = p.pid;
+  s.comm = label_safe(p.comm_view());
+  if (cgroup != nullptr) s.cgroup = *cgroup;
+  s.map_count = p.map_count;
+  s.map_areas_ratio = ratio;
+  s.rss_anon_bytes = p.rss_anon_bytes;
+  s.rss_file_bytes = p.rss_file_bytes;
+  s.rss_shmem_bytes = p.rss_shmem_bytes;
+  s.swap_bytes = p.swap_bytes;
+  s.virtual_bytes = p.virtual_bytes;
+  s.selected_for = why;
+  return s;
+}
+
+void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const ProcessSelectionOptions& options,
+                     const CgroupNamer& name_cgroup, ProcessSection& section) {
+  std::unordered_map<std::uint64_t, CgroupProcessTotals> by_key;
+  for (const ProcessMaps& p : processes) {
+    CgroupProcessTotals& t = by_key[p.cgroup_key];
+    ++t.processes;
+    t.map_count += p.map_count;
+    t.rss_anon_bytes += p.rss_anon_bytes;
+    t.rss_file_bytes += p.rss_file_bytes;
+    t.rss_shmem_bytes += p.rss_shmem_bytes;
+    t.swap_bytes += p.swap_bytes;
+  }
+  std::vector<CgroupProcessTotals> named;
+  named.reserve(by_key.size());
+  for (auto& [key, totals] : by_key) {
+    const std::string* path = key == 0 ? nullptr : name_cgroup(key);
+    if (path == nullptr) {
+      section.unknown_cgroup_processes += totals.processes;
+      continue;
+    }
+    totals.cgroup = *path;
+    named.push_back(std::move(totals));
+  }
+  auto resident = [](const CgroupProcessTotals& t) { return t.rss_anon_bytes + t.rss_file_bytes + t.rss_shmem_bytes; };
+  std::sort(named.begin(), named.end(), [&](const CgroupProcessTotals& a, const CgroupProcessTotals& b) {
+    if (resident(a) != resident(b)) return resident(a) > resident(b);
+    return a.cgroup < b.cgroup;
+  });
+  const std::size_t kept = std::min(named.size(), options.max_cgroups);
+  section.dropped_cgroups = named.size() - kept;
+  named.resize(kept);
+  section.cgroups = std::move(named);
+}
+
+}  // namespace
+
+ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::uint64_t max_map_count,
+                                const ProcessSelectionOptions& options, const CgroupNamer& name_cgroup) {
+  ProcessSection section;
+  section.max_map_count = max_map_count;
+  section.threshold_ratio = options.threshold_ratio;
+  section.processes = processes.size();
+
+  std::vector<std::uint8_t> marks(processes.size(), 0);
+  std::vector<std::uint32_t> above;  // indices at or above the threshold
+  for (std::uint32_t i = 0; i < processes.size(); ++i) {
+    const ProcessMaps& p = processes[i];
+    const double ratio = ratio_of(p, max_map_count);
+    section.map_areas_ratio_max = std::max(section.map_areas_ratio_max, ratio);
+    for (std::size_t b = 0; b < kMapAreasRatioBounds.size(); ++b) {
+      if (ratio <= kMapAreasRatioBounds[b]) ++section.ratio_cumulative[b];
+    }
+    ++section.ratio_cumulative.back();
+    if (max_map_count != 0 && ratio >= options.threshold_ratio) above.push_back(i);
+    if (options.self_pid != 0 && p.pid == options.self_pid) marks[i] |= kSelf;
+  }
+
+  // Ties go to the lower pid, so the selection does not flap between equal processes.
+  std::vector<std::uint32_t> order(processes.size());
+  std::iota(order.begin(), order.end(), 0u);
+  mark_top(order, options.top_n,
+           [&](std::uint32_t a, std::uint32_t b) {
+             const ProcessMaps& x = processes[a];
+             const ProcessMaps& y = processes[b];
+             return x.map_count != y.map_count ? x.map_count > y.map_count : x.pid < y.pid;
+           },
+           marks, kTopMapAreas);
+  mark_top(order, options.top_n,
+           [&](std::uint32_t a, std::uint32_t b) {
+             const ProcessMaps& x = processes[a];
+             const ProcessMaps& y = processes[b];
+             return x.rss_bytes() != y.rss_bytes() ? x.rss_bytes() > y.rss_bytes() : x.pid < y.pid;
+           },
+           marks, kTopResident);
+  section.above_threshold = above.size();
+  mark_top(above, options.max_above_threshold,
+           [&](std::uint32_t a, std::uint32_t b) {
+             const ProcessMaps& x = processes[a];
+             const ProcessMaps& y = processes[b];
+             return x.map_count != y.map_count ? x.map_count > y.map_count : x.pid < y.pid;
+           },
+           marks, kAboveThreshold);
+  section.above_threshold_dropped = above.size() - std::min(above.size(), options.max_above_threshold);
+
+  for (std::uint32_t i = 0; i < processes.size(); ++i) {
+    if (marks[i] == 0) continue;
+    const ProcessMaps& p = processes[i];
+    const std::string* cgroup = p.cgroup_key == 0 ? nullptr : name_cgroup(p.cgroup_key);
+    section.selected.push_back(to_selected(p, ratio_of(p, max_map_count), marks[i], cgroup));
+  }
+  std::sort(section.selected.begin(), section.selected.end(),
+            [](const SelectedProcess& a, const SelectedProcess& b) { return a.pid < b.pid; });
+
+  add_cgroup_sums(processes, options, name_cgroup, section);
+  return section;
+}
+
+}  // namespace memdiag

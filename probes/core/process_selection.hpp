@@ -1,0 +1,31 @@
+// From every process of a scan to the bounded set the exporter shows (issue 5): top-N by
+// map-count ratio, top-N by resident memory, every process at or above the threshold (up to a
+// cap), the daemon itself; the ratio histogram and per-cgroup sums over all processes. Pure:
+// the cgroup names come from a callback, so it is tested without a kernel.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "probes/core/process_record.hpp"
+#include "probes/core/process_section.hpp"
+
+namespace memdiag {
+
+struct ProcessSelectionOptions {
+  std::size_t top_n = 10;                  // per ranking: map-count ratio and resident memory
+  double threshold_ratio = 0.8;            // of vm.max_map_count
+  std::size_t max_above_threshold = 100;   // highest ratios first
+  std::size_t max_cgroups = 500;           // cgroup sums, most resident memory first
+  int self_pid = 0;                        // always selected; 0 = none
+};
+
+// nullptr when the key names no known cgroup.
+using CgroupNamer = std::function<const std::string*(std::uint64_t cgroup_key)>;
+
+ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::uint64_t max_map_count,
+                                const ProcessSelectionOptions& options, const CgroupNamer& name_cgroup);
+
+}  // namespace memdiag

@@ -1,0 +1,82 @@
+// The /proc process scanner's parsers on arbitrary bytes: parse_process_status,
+// memory_cgroup_of (v1 and v2) and unescape_process_name. Whatever they accept must be what
+// the scanner may put in a record: views into the input, whole kB in bytes, a bounded name.
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "probes/linux/process_status_parser.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
+
+using memdiag::fuzz::as_text;
+using memdiag::fuzz::is_within;
+
+namespace {
+
+void check_status(std::string_view text) {
+  const auto status = memdiag::parse_process_status(text);
+  if (!status) {
+    FUZZ_CHECK(!status.error().message.empty());  // a refusal must say why
+    return;
+  }
+  FUZZ_CHECK(is_within(status->name, text));
+  FUZZ_CHECK(status->name.find('\n') == std::string_view::npos);
+  FUZZ_CHECK(status->tgid > 0);
+  for (auto bytes : {status->virtual_bytes, status->rss_anon_bytes, status->rss_file_bytes,
+                     status->rss_shmem_bytes, status->swap_bytes}) {
+    FUZZ_CHECK(bytes % 1024 == 0);  // converted from whole kB
+  }
+  if (!status->has_mm) FUZZ_CHECK(status->virtual_bytes == 0);
+  // Accepted text ends in a newline: a cut-short file is refused, never half-read.
+  FUZZ_CHECK(!text.empty() && text.back() == '\n');
+}
+
+void check_cgroup(std::string_view text, memdiag::CgroupVersion version) {
+  const auto path = memdiag::memory_cgroup_of(text, version);
+  if (!path) {
+    FUZZ_CHECK(!path.error().message.empty());
+    return;
+  }
+  FUZZ_CHECK(is_within(*path, text));
+  FUZZ_CHECK(!path->empty() && path->front() == '/');
+  FUZZ_CHECK(path->find('\n') == std::string_view::npos);
+}
+
+// The kernel's escaping undone the slow, obvious way, to compare with.
+std::string reference_unescape(std::string_view escaped, std::size_t limit) {
+  std::string out;
+  for (std::size_t i = 0; i < escaped.size() && out.size() < limit; ++i) {
+    if (escaped.substr(i, 2) == "\\n") {
+      out += '\n', ++i;
+    } else if (escaped.substr(i, 2) == "\\\\") {
+      out += '\\', ++i;
+    } else {
+      out += escaped[i];
+    }
+  }
+  return out;
+}
+
+void check_unescape(std::string_view escaped) {
+  // A guard byte after the record-sized buffer: writing past out_size trips it (and ASan).
+  char out[17];
+  std::memset(out, '#', sizeof out);
+  memdiag::unescape_process_name(escaped, out, 16);
+  FUZZ_CHECK(out[16] == '#');
+  const std::size_t n = std::strlen(out);  // NUL-terminated within the 16 bytes
+  FUZZ_CHECK(n <= 15);
+  const std::string expected = reference_unescape(escaped, 15);
+  // A NUL in the input ends the C string early; compare up to it.
+  FUZZ_CHECK(std::string_view(out, n) == std::string_view(expected).substr(0, expected.find('\0')));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
+  const std::string_view text = as_text(data, size);
+  check_status(text);
+  check_cgroup(text, memdiag::CgroupVersion::kV1);
+  check_cgroup(text, memdiag::CgroupVersion::kV2);
+  check_unescape(text);
+  return 0;
+}

@@ -1,0 +1,154 @@
+// select_processes (issue 5): which processes are exported, the ratio histogram and the
+// per-cgroup sums, on hand-made scans.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "probes/core/process_selection.hpp"
+
+namespace memdiag {
+namespace {
+
+ProcessMaps process(int pid, std::uint32_t maps, std::uint64_t rss_anon, std::uint64_t cgroup_key = 1,
+                    const char* comm = "worker") {
+  ProcessMaps p;
+  p.pid = pid;
+  p.map_count = maps;
+  p.rss_anon_bytes = rss_anon;
+  p.rss_file_bytes = 10;
+  p.rss_shmem_bytes = 1;
+  p.swap_bytes = 5;
+  p.virtual_bytes = 1000;
+  p.cgroup_key = cgroup_key;
+  std::strncpy(p.comm.data(), comm, p.comm.size() - 1);
+  return p;
+}
+
+struct Names {
+  std::map<std::uint64_t, std::string> paths = {{1, "/a"}, {2, "/b"}, {3, "/c"}};
+  CgroupNamer namer() const {
+    return [this](std::uint64_t key) -> const std::string* {
+      auto it = paths.find(key);
+      return it == paths.end() ? nullptr : &it->second;
+    };
+  }
+};
+
+const SelectedProcess* find(const ProcessSection& s, int pid) {
+  auto it = std::find_if(s.selected.begin(), s.selected.end(), [pid](const SelectedProcess& p) { return p.pid == pid; });
+  return it == s.selected.end() ? nullptr : &*it;
+}
+
+TEST(ProcessSelection, TopByMapCountAndByResidentMemoryThresholdAndSelf) {
+  std::vector<ProcessMaps> all;
+  for (int pid = 100; pid < 200; ++pid) all.push_back(process(pid, 50, 1000));
+  all.push_back(process(500, 900, 10));        // most mappings, little memory
+  all.push_back(process(501, 850, 10));        // second most mappings
+  all.push_back(process(502, 60, 1 << 30));    // most memory
+  all.push_back(process(503, 40, 20));         // "the daemon": nothing remarkable
+  ProcessSelectionOptions options;
+  options.top_n = 2;
+  options.threshold_ratio = 0.8;
+  options.self_pid = 503;
+  Names names;
+  const ProcessSection s = select_processes(all, 1000, options, names.namer());
+
+  EXPECT_EQ(s.processes, 104u);
+  EXPECT_DOUBLE_EQ(s.map_areas_ratio_max, 0.9);
+  EXPECT_EQ(s.above_threshold, 2u);  // 900 and 850 of 1000
+  ASSERT_NE(find(s, 500), nullptr);
+  EXPECT_EQ(find(s, 500)->selected_for, kTopMapAreas | kAboveThreshold);
+  EXPECT_EQ(find(s, 501)->selected_for, kTopMapAreas | kAboveThreshold);
+  EXPECT_EQ(find(s, 502)->selected_for, kTopResident);
+  EXPECT_EQ(find(s, 503)->selected_for, kSelf);
+  // Second by memory: the 100 equal ones tie, the lowest pid wins so the choice is stable.
+  EXPECT_EQ(find(s, 100)->selected_for, kTopResident);
+  EXPECT_EQ(s.selected.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(s.selected.begin(), s.selected.end(),
+                             [](const SelectedProcess& a, const SelectedProcess& b) { return a.pid < b.pid; }));
+  const SelectedProcess& top = *find(s, 500);
+  EXPECT_EQ(top.map_count, 900u);
+  EXPECT_DOUBLE_EQ(top.map_areas_ratio, 0.9);
+  EXPECT_EQ(top.comm, "worker");
+  EXPECT_EQ(top.cgroup, "/a");
+  EXPECT_EQ(top.rss_file_bytes, 10u);
+  EXPECT_EQ(top.swap_bytes, 5u);
+  EXPECT_EQ(top.virtual_bytes, 1000u);
+}
+
+TEST(ProcessSelection, RatioHistogramIsCumulative) {
+  // Ratios against 10,000: 0.0005, 0.005, 0.05, 0.2, 0.8 (exactly on a bound), 0.95, 1.2.
+  std::vector<ProcessMaps> all;
+  int pid = 1;
+  for (std::uint32_t maps : {5u, 50u, 500u, 2000u, 8000u, 9500u, 12000u}) all.push_back(process(pid++, maps, 1));
+  const ProcessSection s = select_processes(all, 10000, {}, Names().namer());
+  // Bounds 0.001 0.01 0.1 0.25 0.5 0.8 0.9 1.0 +Inf
+  const std::array<std::uint64_t, 9> expected = {1, 2, 3, 4, 4, 5, 5, 6, 7};
+  EXPECT_EQ(s.ratio_cumulative, expected);
+  EXPECT_DOUBLE_EQ(s.map_areas_ratio_max, 1.2);
+  EXPECT_EQ(s.above_threshold, 3u);  // 0.8 counts: "at or above"
+}
+
+TEST(ProcessSelection, AboveThresholdIsCappedHighestFirst) {
+  std::vector<ProcessMaps> all;
+  for (int pid = 1; pid <= 50; ++pid) all.push_back(process(pid, 900 + static_cast<std::uint32_t>(pid), 1));
+  ProcessSelectionOptions options;
+  options.top_n = 0;
+  options.max_above_threshold = 10;
+  const ProcessSection s = select_processes(all, 1000, options, Names().namer());
+  EXPECT_EQ(s.above_threshold, 50u);
+  EXPECT_EQ(s.above_threshold_dropped, 40u);
+  ASSERT_EQ(s.selected.size(), 10u);
+  for (const SelectedProcess& p : s.selected) {
+    EXPECT_GE(p.pid, 41) << "the ten highest ratios";
+    EXPECT_EQ(p.selected_for, kAboveThreshold);
+  }
+}
+
+TEST(ProcessSelection, CgroupSumsAddUpOverAllProcessesAndAreCapped) {
+  std::vector<ProcessMaps> all = {process(1, 10, 100, 1), process(2, 20, 200, 1), process(3, 30, 5000, 2),
+                                  process(4, 40, 7, 3),   process(5, 50, 9, 99) /* unknown key */,
+                                  process(6, 60, 9, 0) /* no cgroup */};
+  ProcessSelectionOptions options;
+  options.top_n = 1;
+  options.max_cgroups = 2;
+  const ProcessSection s = select_processes(all, 65530, options, Names().namer());
+  ASSERT_EQ(s.cgroups.size(), 2u);
+  EXPECT_EQ(s.dropped_cgroups, 1u);  // /c, the least memory
+  EXPECT_EQ(s.unknown_cgroup_processes, 2u);
+  EXPECT_EQ(s.cgroups[0].cgroup, "/b");  // most resident memory first
+  EXPECT_EQ(s.cgroups[0].rss_anon_bytes, 5000u);
+  const CgroupProcessTotals& a = s.cgroups[1];
+  EXPECT_EQ(a.cgroup, "/a");
+  EXPECT_EQ(a.processes, 2u);
+  EXPECT_EQ(a.map_count, 30u);
+  EXPECT_EQ(a.rss_anon_bytes, 300u);
+  EXPECT_EQ(a.rss_file_bytes, 20u);
+  EXPECT_EQ(a.rss_shmem_bytes, 2u);
+  EXPECT_EQ(a.swap_bytes, 10u);
+}
+
+TEST(ProcessSelection, NothingAboveThresholdWithoutALimitAndEmptyScans) {
+  const ProcessSection empty = select_processes({}, 65530, {}, Names().namer());
+  EXPECT_EQ(empty.processes, 0u);
+  EXPECT_TRUE(empty.selected.empty());
+  EXPECT_EQ(empty.ratio_cumulative.back(), 0u);
+  const ProcessSection no_limit = select_processes({process(1, 10, 1)}, 0, {}, Names().namer());
+  EXPECT_EQ(no_limit.above_threshold, 0u);
+  EXPECT_EQ(no_limit.map_areas_ratio_max, 0);
+}
+
+TEST(ProcessSelection, CommandNamesBecomeValidLabelValues) {
+  std::vector<ProcessMaps> all = {process(1, 10, 1, 1, "ok-name"), process(2, 10, 1, 1, "bad\xff\x01name"),
+                                  process(3, 10, 1, 1, "caf\xc3\xa9"), process(4, 10, 1, 1, "cut\xe2\x82")};
+  const ProcessSection s = select_processes(all, 65530, {}, Names().namer());
+  EXPECT_EQ(find(s, 1)->comm, "ok-name");
+  EXPECT_EQ(find(s, 2)->comm, "bad??name");
+  EXPECT_EQ(find(s, 3)->comm, "caf\xc3\xa9");  // valid UTF-8 stays
+  EXPECT_EQ(find(s, 4)->comm, "cut??");        // a sequence cut short by the 15-byte limit
+}
+
+}  // namespace
+}  // namespace memdiag
