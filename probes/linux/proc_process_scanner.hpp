@@ -45,7 +45,8 @@ class ProcProcessScanner final : public ProcessScanner {
 
   void scan_process(int pid, std::vector<ProcessMaps>& out);
   // These return kNone on success, else the problem they counted in problems_.
-  Problem read_small_file(int pid, std::string_view file, char* buffer, std::size_t capacity, std::string_view& text);
+  Problem read_small_file(int pid, std::string_view file, char* buffer, std::size_t capacity,
+                          std::string_view& text);
   Problem count_maps(int pid, std::uint32_t& map_count);
   Problem note_errno(int pid, std::string_view file, int err);
   Problem note(Problem problem, int pid, std::string_view file, std::string_view why);

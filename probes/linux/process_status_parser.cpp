@@ -35,7 +35,9 @@ Expected<std::uint64_t> parse_kb_value(std::string_view value) {
   if (unit != "kB" || !text::next_token(value).empty()) return make_error("expected '<number> kB'");
   auto kb = text::parse_u64(number);
   if (!kb) return kb.error();
-  if (*kb > std::numeric_limits<std::uint64_t>::max() / 1024) return make_error("kB value overflows 64 bits in bytes");
+  if (*kb > std::numeric_limits<std::uint64_t>::max() / 1024) {
+    return make_error("kB value overflows 64 bits in bytes");
+  }
   return *kb * 1024;
 }
 

@@ -47,9 +47,11 @@ std::string reference_unescape(std::string_view escaped, std::size_t limit) {
   std::string out;
   for (std::size_t i = 0; i < escaped.size() && out.size() < limit; ++i) {
     if (escaped.substr(i, 2) == "\\n") {
-      out += '\n', ++i;
+      out += '\n';
+      ++i;
     } else if (escaped.substr(i, 2) == "\\\\") {
-      out += '\\', ++i;
+      out += '\\';
+      ++i;
     } else {
       out += escaped[i];
     }

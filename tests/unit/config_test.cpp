@@ -134,6 +134,25 @@ TEST(Config, CgroupOptions) {
   EXPECT_EQ(options.max_cgroups, 50u);
 }
 
+TEST(Config, ProcessOptions) {
+  const auto defaults = default_config().source_options("processes");
+  EXPECT_EQ(defaults.process_scan, ProcessScanMode::kAuto);
+  EXPECT_EQ(defaults.top_processes, 10u);
+  EXPECT_DOUBLE_EQ(defaults.map_areas_threshold, 0.8);
+  auto config = parse_config(
+      "sources:\n  processes:\n    scanner: procfs\n    top_n: 3\n    map_areas_threshold: 0.25\n"
+      "    max_above_threshold: 7\n    max_cgroups: 9\n    btf_path: /boot/vmlinux.btf\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options("processes");
+  EXPECT_EQ(options.process_scan, ProcessScanMode::kProcfs);
+  EXPECT_EQ(options.top_processes, 3u);
+  EXPECT_DOUBLE_EQ(options.map_areas_threshold, 0.25);
+  EXPECT_EQ(options.max_above_threshold, 7u);
+  EXPECT_EQ(options.max_cgroups, 9u);
+  EXPECT_EQ(options.btf_path, "/boot/vmlinux.btf");
+}
+
 TEST(Config, EmptySectionsMeanDefaults) {
   auto config = parse_config("web:\nsampler:\nsources:\n  meminfo:\n", "x.yaml");
   ASSERT_TRUE(config) << config.error().to_string();
