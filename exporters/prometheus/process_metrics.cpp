@@ -74,16 +74,17 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
               MetricType::Gauge);
   sink.sample({}, section.map_areas_ratio_max);
   sink.family("memdiag_processes_by_map_areas_ratio",
-              "Processes whose map count is at most `le` times vm.max_map_count (cumulative, like histogram buckets).",
+              "Processes whose map count is at most `at_most` times vm.max_map_count (cumulative, like histogram "
+              "buckets; a histogram of the present, so not a Prometheus histogram, whose buckets only grow).",
               MetricType::Gauge);
   for (std::size_t b = 0; b <= kMapAreasRatioBounds.size(); ++b) {
     std::array<char, 24> bound{};
-    std::string_view le = "+Inf";
+    std::string_view at_most = "+Inf";
     if (b < kMapAreasRatioBounds.size()) {
       const auto [end, ec] = std::to_chars(bound.data(), bound.data() + bound.size(), kMapAreasRatioBounds[b]);
-      le = std::string_view(bound.data(), ec == std::errc() ? static_cast<std::size_t>(end - bound.data()) : 0);
+      at_most = std::string_view(bound.data(), ec == std::errc() ? static_cast<std::size_t>(end - bound.data()) : 0);
     }
-    sink.sample({{"le", le}}, static_cast<double>(section.ratio_cumulative[b]));
+    sink.sample({{"at_most", at_most}}, static_cast<double>(section.ratio_cumulative[b]));
   }
   sink.family("memdiag_processes_above_map_areas_threshold",
               "Processes at or above sources.processes.map_areas_threshold, all of them (not capped).",
@@ -108,6 +109,14 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
   sink.sample({}, static_cast<double>(section.vanished_total));
   sink.family("memdiag_process_scan_info", "How processes are scanned: bpf_iter or procfs (1).", MetricType::Gauge);
   sink.sample({{"mode", section.mode}}, 1);
+  sink.family("memdiag_process_scan_duration_seconds",
+              "Wall time of the last process scan. The source waits 100 times that before the next one (at most 1% "
+              "of a CPU), serving the last scan meanwhile.",
+              MetricType::Gauge);
+  sink.sample({}, section.scan_seconds);
+  sink.family("memdiag_process_scan_timestamp_seconds", "Unix time of the process scan being served.",
+              MetricType::Gauge);
+  sink.sample({}, std::chrono::duration<double>(section.scanned_at.time_since_epoch()).count());
 }
 
 void render_cgroup_sums(const ProcessSection& section, MetricSink& sink) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -53,6 +54,10 @@ inline constexpr std::array<double, 8> kMapAreasRatioBounds = {0.001, 0.01, 0.1,
 
 struct ProcessSection {
   std::string_view mode;             // "bpf_iter" or "procfs"
+  // When the scan was taken and how long it took: a slow scan is repeated less often than
+  // every sample, which then carries the last one.
+  std::chrono::system_clock::time_point scanned_at{};
+  double scan_seconds = 0;
   std::uint64_t max_map_count = 0;   // vm.max_map_count when sampled
   double threshold_ratio = 0;        // the configured threshold
   std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)

@@ -70,6 +70,11 @@ Expected<std::uint64_t> ProcessSource::read_max_map_count() {
 }
 
 Status ProcessSource::sample(Snapshot& out) {
+  const auto started = std::chrono::steady_clock::now();
+  if (last_ && started < next_scan_at_) {
+    out.processes = *last_;
+    return Ok{};
+  }
   // Serving from /proc in auto mode: the iterator may load now (a capability granted, BTF
   // installed); try_bpf() limits the attempts to one a minute.
   if (options_.process_scan == ProcessScanMode::kAuto && scanner_->mode() != "bpf_iter") {
@@ -102,6 +107,11 @@ Status ProcessSource::sample(Snapshot& out) {
   section.vanished_total = vanished_total_;
   section.unreadable = problems.unreadable;
   section.malformed = problems.malformed;
+  const auto finished = std::chrono::steady_clock::now();
+  section.scan_seconds = std::chrono::duration<double>(finished - started).count();
+  section.scanned_at = std::chrono::system_clock::now();
+  next_scan_at_ = started + (finished - started) * kScanCostFactor;
+  last_ = section;
   out.processes = std::move(section);
   return Ok{};
 }

@@ -186,7 +186,8 @@ def wait_for(predicate, timeout=10):
 
 
 def stable_lines(text):
-    drop = ("memdiag_build_info", "memdiag_source_duration_seconds", "memdiag_sampler_last_sample_timestamp_seconds")
+    drop = ("memdiag_build_info", "memdiag_source_duration_seconds", "memdiag_sampler_last_sample_timestamp_seconds",
+            "memdiag_process_scan_duration_seconds", "memdiag_process_scan_timestamp_seconds")
     return "".join(l + "\n" for l in text.splitlines() if not l.startswith(drop) and
                    not any(l.startswith("# %s %s" % (kind, name)) for kind in ("HELP", "TYPE") for name in drop))
 

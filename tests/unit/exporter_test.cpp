@@ -322,9 +322,9 @@ TEST(ProcessExport, SelectedProcessesThresholdHistogramAndCgroupSums) {
   // Only processes above the threshold have an above_threshold series.
   EXPECT_EQ(text.find("memdiag_process_map_areas_above_threshold{pid=\"7\""), std::string::npos);
   EXPECT_DOUBLE_EQ(value("memdiag_map_areas_ratio_max"), 0.9);
-  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"0.01\"}"), 1);
-  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"0.9\"}"), 3);
-  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{le=\"+Inf\"}"), 3);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{at_most=\"0.01\"}"), 1);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{at_most=\"0.9\"}"), 3);
+  EXPECT_EQ(value("memdiag_processes_by_map_areas_ratio{at_most=\"+Inf\"}"), 3);
   EXPECT_EQ(value("memdiag_processes_above_map_areas_threshold"), 1);
   EXPECT_DOUBLE_EQ(value("memdiag_process_map_areas_threshold_ratio"), 0.8);
   EXPECT_EQ(value("memdiag_cgroup_process_resident_bytes{cgroup=\"/job\",type=\"anon\"}"), 8192);

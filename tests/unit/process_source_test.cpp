@@ -1,0 +1,117 @@
+// ProcessSource (issue 5) on a fixture /proc: the /proc scanner, the selection and its options,
+// max_map_count from the tree, a broken sysctl, the daemon itself always selected, and the
+// pacing that keeps slow scans to ~1% of a CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "probes/linux/process_source.hpp"
+
+namespace memdiag {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTree = MEMDIAG_SOURCE_DIR "/tests/fixtures/kernel-6.18/proc";
+
+SourceOptions procfs_options() {
+  SourceOptions options;
+  options.process_scan = ProcessScanMode::kProcfs;
+  return options;
+}
+
+const SelectedProcess* find(const ProcessSection& s, int pid) {
+  auto it = std::find_if(s.selected.begin(), s.selected.end(), [pid](const SelectedProcess& p) { return p.pid == pid; });
+  return it == s.selected.end() ? nullptr : &*it;
+}
+
+TEST(ProcessSource, ReadsTheFixtureProcWithItsMaxMapCount) {
+  SourceOptions options = procfs_options();
+  options.top_processes = 0;  // only the daemon itself and what is above the threshold
+  options.map_areas_threshold = 0.00015;  // 12 of 65530 maps is above, 6 is not
+  ProcessSource source(KernelPaths{kTree, "/sys"}, options, {}, /*self_pid=*/1);
+  ASSERT_TRUE(source.probe());
+  Snapshot snap;
+  ASSERT_TRUE(source.sample(snap));
+  ASSERT_TRUE(snap.processes);
+  const ProcessSection& s = *snap.processes;
+  EXPECT_EQ(s.mode, "procfs");
+  EXPECT_EQ(s.max_map_count, 65530u);
+  EXPECT_EQ(s.processes, 2u);  // kthreadd (pid 2) has no memory of its own
+  ASSERT_EQ(s.selected.size(), 2u);
+  EXPECT_EQ(find(s, 1)->selected_for, kSelf);
+  EXPECT_EQ(find(s, 1)->comm, "systemd");
+  EXPECT_EQ(find(s, 1)->map_count, 6u);  // 7 lines, one of them [vsyscall]
+  EXPECT_EQ(find(s, 1)->cgroup, "/init.scope");  // no mountinfo in the tree: the v2 line
+  EXPECT_EQ(find(s, 4242)->selected_for, kAboveThreshold);
+  EXPECT_EQ(find(s, 4242)->map_count, 12u);
+  EXPECT_EQ(find(s, 4242)->rss_anon_bytes, 800768u * 1024);
+  EXPECT_EQ(s.above_threshold, 1u);
+  EXPECT_EQ(s.cgroups.size(), 2u);
+  // Without eBPF in procfs mode nothing is missing but the hierarchy, which /proc does not need.
+  EXPECT_EQ(source.degraded(), "");
+}
+
+TEST(ProcessSource, BrokenMaxMapCountFallsBackToTheKernelDefaultAndSaysSo) {
+  const fs::path tmp = fs::temp_directory_path() / ("memdiag-process-source-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::copy(kTree, tmp, fs::copy_options::recursive);
+  std::ofstream(tmp / "sys/vm/max_map_count") << "lots\n";
+  ProcessSource source(KernelPaths{tmp.string(), "/sys"}, procfs_options(), {}, 0);
+  ASSERT_TRUE(source.probe());
+  Snapshot snap;
+  ASSERT_TRUE(source.sample(snap));
+  EXPECT_EQ(snap.processes->max_map_count, ProcessSource::kDefaultMaxMapCount);
+  EXPECT_NE(source.degraded().find("max_map_count"), std::string::npos) << source.degraded();
+  fs::remove_all(tmp);
+}
+
+TEST(ProcessSource, EbpfOnlyWithoutEbpfIsUnsupportedWithTheReason) {
+  SourceOptions options;
+  options.process_scan = ProcessScanMode::kBpfIter;
+  ProcessSource built_without(KernelPaths{kTree, "/sys"}, options, {}, 0);
+  const Status probed = built_without.probe();
+  ASSERT_FALSE(probed);
+  EXPECT_NE(probed.error().message.find("without eBPF"), std::string::npos);
+
+  int attempts = 0;
+  BpfScannerOpener failing = [&attempts](const std::optional<MemoryHierarchy>&) -> Expected<std::unique_ptr<ProcessScanner>> {
+    ++attempts;
+    return make_error("no BTF at /nowhere");
+  };
+  // auto: /proc serves, the reason is in degraded(), and loading is not retried every sample.
+  ProcessSource fallback(KernelPaths{kTree, "/sys"}, SourceOptions{}, failing, 0);
+  ASSERT_TRUE(fallback.probe());
+  Snapshot snap;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(fallback.sample(snap));
+  EXPECT_EQ(snap.processes->mode, "procfs");
+  EXPECT_EQ(attempts, 1);
+  EXPECT_NE(fallback.degraded().find("no BTF at /nowhere"), std::string::npos) << fallback.degraded();
+}
+
+TEST(ProcessSource, SlowScansArePacedAndTheLastOneServedMeanwhile) {
+  ProcessSource source(KernelPaths{kTree, "/sys"}, procfs_options(), {}, 0);
+  ASSERT_TRUE(source.probe());
+  Snapshot first;
+  const auto before = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source.sample(first));
+  const double scan = first.processes->scan_seconds;
+  EXPECT_GT(scan, 0);
+  Snapshot second;
+  ASSERT_TRUE(source.sample(second));
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  if (elapsed < scan * ProcessSource::kScanCostFactor) {
+    EXPECT_EQ(second.processes->scanned_at, first.processes->scanned_at) << "within the pause: the same scan";
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(scan * ProcessSource::kScanCostFactor + 0.002));
+  Snapshot third;
+  ASSERT_TRUE(source.sample(third));
+  EXPECT_GT(third.processes->scanned_at, first.processes->scanned_at) << "after the pause: a new scan";
+  EXPECT_EQ(third.processes->processes, first.processes->processes);
+}
+
+}  // namespace
+}  // namespace memdiag
