@@ -117,30 +117,22 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
   }
 
   // Ties go to the lower pid, so the selection does not flap between equal processes.
+  const auto more_maps = [&processes](std::uint32_t a, std::uint32_t b) {
+    const ProcessMaps& x = processes[a];
+    const ProcessMaps& y = processes[b];
+    return x.map_count != y.map_count ? x.map_count > y.map_count : x.pid < y.pid;
+  };
+  const auto more_resident = [&processes](std::uint32_t a, std::uint32_t b) {
+    const ProcessMaps& x = processes[a];
+    const ProcessMaps& y = processes[b];
+    return x.rss_bytes() != y.rss_bytes() ? x.rss_bytes() > y.rss_bytes() : x.pid < y.pid;
+  };
   std::vector<std::uint32_t> order(processes.size());
   std::iota(order.begin(), order.end(), 0u);
-  mark_top(order, options.top_n,
-           [&](std::uint32_t a, std::uint32_t b) {
-             const ProcessMaps& x = processes[a];
-             const ProcessMaps& y = processes[b];
-             return x.map_count != y.map_count ? x.map_count > y.map_count : x.pid < y.pid;
-           },
-           marks, kTopMapAreas);
-  mark_top(order, options.top_n,
-           [&](std::uint32_t a, std::uint32_t b) {
-             const ProcessMaps& x = processes[a];
-             const ProcessMaps& y = processes[b];
-             return x.rss_bytes() != y.rss_bytes() ? x.rss_bytes() > y.rss_bytes() : x.pid < y.pid;
-           },
-           marks, kTopResident);
+  mark_top(order, options.top_n, more_maps, marks, kTopMapAreas);
+  mark_top(order, options.top_n, more_resident, marks, kTopResident);
   section.above_threshold = above.size();
-  mark_top(above, options.max_above_threshold,
-           [&](std::uint32_t a, std::uint32_t b) {
-             const ProcessMaps& x = processes[a];
-             const ProcessMaps& y = processes[b];
-             return x.map_count != y.map_count ? x.map_count > y.map_count : x.pid < y.pid;
-           },
-           marks, kAboveThreshold);
+  mark_top(above, options.max_above_threshold, more_maps, marks, kAboveThreshold);
   section.above_threshold_dropped = above.size() - std::min(above.size(), options.max_above_threshold);
 
   for (std::uint32_t i = 0; i < processes.size(); ++i) {

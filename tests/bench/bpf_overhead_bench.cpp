@@ -66,7 +66,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -77,10 +76,19 @@
 #include <vector>
 
 #include "probes/bpf/reclaim_stall_probe.hpp"
+#include "tests/bench/info_lines.hpp"
+#include "tests/support/exit_cleanup.hpp"
+#include "tests/support/scratch_memcg.hpp"
+#include "tests/support/write_text.hpp"
 
 namespace {
 
-constexpr const char* kV1Root = "/sys/fs/cgroup/memory";
+using memdiag::bench::g_info;  // stderr when stdout carries the JSON line
+using memdiag::bench::info;
+using memdiag::test_support::sleep_ms;
+using memdiag::test_support::write_text;
+
+constexpr const char* kV1Root = memdiag::test_support::kV1MemoryRoot;
 constexpr const char* kScratchDir = "/var/tmp";
 constexpr const char* kPrefix = "memdiag-bpfbench-";
 constexpr const char* kStatsSysctl = "/proc/sys/kernel/bpf_stats_enabled";
@@ -88,18 +96,6 @@ constexpr double kTarget = 0.99;
 constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kReadSize = kMiB;
 constexpr long kSettleMs = 50;  // pause before every round
-
-// Where lines for people go: stdout, or stderr when stdout carries the JSON line.
-std::FILE* g_info = stdout;
-
-void info(const char* format, ...) __attribute__((format(printf, 1, 2)));
-void info(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::vfprintf(g_info, format, args);
-  va_end(args);
-  std::fflush(g_info);
-}
 
 // --- What this run creates, and its removal whatever happens. ---
 // Plain arrays and sig_atomic_t: the signal handler reads them. Paths are set before the
@@ -112,14 +108,7 @@ volatile sig_atomic_t g_scratch_created = 0;
 volatile sig_atomic_t g_child = 0;            // workload pid, 0 when none
 volatile sig_atomic_t g_sysctl_written = 0;   // 1: the sysctl holds our '1', restore g_sysctl_before
 volatile char g_sysctl_before = '0';
-volatile sig_atomic_t g_cleaned = 0;
 bool g_created_any = false;  // the final cleanup line is printed only if something was made
-
-void sleep_ms(long ms) {
-  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
 
 // Async-signal-safe: kill(2), waitpid(2), unlink(2), rmdir(2), open/write/close(2), nanosleep(2).
 // Idempotent. The child goes first (its cgroup cannot be removed while it lives), then the file
@@ -135,17 +124,8 @@ void release_everything() {
     ::unlink(g_scratch);
     g_scratch_created = 0;
   }
-  if (g_cgroup_created) {
-    // A reaped task can stay counted in the cgroup for a moment: retry for up to 2 s.
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      if (::rmdir(g_cgroup) == 0 || errno == ENOENT) {
-        g_cgroup_created = 0;
-        break;
-      }
-      if (errno != EBUSY) break;
-      sleep_ms(10);
-    }
-  }
+  // A reaped task can stay counted in the cgroup for a moment: retry for up to 2 s.
+  if (g_cgroup_created && memdiag::test_support::remove_memcg(g_cgroup, 200, 10)) g_cgroup_created = 0;
   if (g_sysctl_written) {
     const int fd = ::open(kStatsSysctl, O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -156,34 +136,7 @@ void release_everything() {
   }
 }
 
-void on_fatal_signal(int sig) {
-  release_everything();
-  ::raise(sig);  // SA_RESETHAND: the default action (terminate, core) once the handler returns
-}
-
-void at_exit() {
-  if (!g_cleaned) release_everything();
-}
-
-void install_cleanup() {
-  std::atexit(at_exit);
-  struct sigaction sa{};
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);  // a dead child shows as EPIPE on the command pipe
-}
-
 // --- Small file helpers. ---
-
-bool write_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
 
 bool read_text(const std::string& path, std::string& out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -555,25 +508,15 @@ struct Workload {
 
 // false with `why`; `skip` when the kernel refused the very first mkdir (read-only cgroupfs).
 bool create_cgroup(const Options& o, std::uint64_t& memcg_id, std::string& why, bool& skip) {
-  if (::mkdir(g_cgroup, 0755) != 0) {
-    why = std::string("mkdir ") + g_cgroup + ": " + std::strerror(errno);
+  // memcg_id: the directory's inode, what the probe keys its histograms by on v1.
+  const bool ok = memdiag::test_support::create_memcg(g_cgroup, static_cast<std::uint64_t>(o.limit_mib) * kMiB,
+                                                      g_cgroup_created, why, &memcg_id);
+  if (!g_cgroup_created) {
     skip = errno == EROFS || errno == EACCES || errno == EPERM;
     return false;
   }
-  g_cgroup_created = 1;
   g_created_any = true;
-  const std::string limit = std::to_string(static_cast<std::uint64_t>(o.limit_mib) * kMiB);
-  if (!write_text(std::string(g_cgroup) + "/memory.limit_in_bytes", limit)) {
-    why = std::string("setting memory.limit_in_bytes: ") + std::strerror(errno);
-    return false;
-  }
-  struct stat st{};
-  if (::stat(g_cgroup, &st) != 0) {
-    why = std::string("stat ") + g_cgroup + ": " + std::strerror(errno);
-    return false;
-  }
-  memcg_id = st.st_ino;  // what the probe keys its histograms by on v1
-  return true;
+  return ok;
 }
 
 // Sparse (ftruncate) or written; either way with nothing of it in the page cache afterwards,
@@ -763,7 +706,8 @@ int run(const Options& o) {
   }
   std::snprintf(g_cgroup, sizeof g_cgroup, "%s/%s%d", kV1Root, kPrefix, static_cast<int>(::getpid()));
   std::snprintf(g_scratch, sizeof g_scratch, "%s/%s%d.dat", kScratchDir, kPrefix, static_cast<int>(::getpid()));
-  install_cleanup();
+  // SIGPIPE ignored: a dead child shows as EPIPE on the command pipe.
+  memdiag::test_support::install_exit_cleanup(release_everything);
   remove_leftovers();
 
   // Load+attach time, before anything runs. The first failure means the probe cannot load here.
@@ -1053,7 +997,7 @@ int run(const Options& o) {
 // The normal end: everything removed, then checked.
 bool cleanup_and_report() {
   release_everything();
-  g_cleaned = 1;
+  memdiag::test_support::exit_cleanup_done();
   if (!g_created_any) return true;  // skipped (or failed) before anything was created
   int left = 0;
   std::string what;

@@ -65,6 +65,7 @@
 #include "probes/linux/cgroup_tree.hpp"
 #include "probes/linux/kubernetes_identity.hpp"
 #include "probes/linux/linux_sources.hpp"
+#include "tests/support/exit_cleanup.hpp"
 
 namespace {
 
@@ -88,35 +89,13 @@ std::vector<std::string> g_dirs[2];
 // How far creation got in each list: index of the last mkdir attempted + 1. The handler also
 // tries that last one, which may or may not exist.
 volatile sig_atomic_t g_attempted[2] = {0, 0};
-volatile sig_atomic_t g_removed = 0;
 
 // Async-signal-safe: only rmdir(2), children before their parents (reverse creation order).
-// Idempotent: what is already gone fails with ENOENT.
+// Idempotent: what is already gone fails with ENOENT. Run at exit and on fatal signals
+// (SIGPIPE too: stdout piped into a reader that quit ends the run, cleaned up).
 void rmdir_created_dirs() {
   for (int h = 0; h < 2; ++h) {
     for (sig_atomic_t i = g_attempted[h]; i > 0; --i) ::rmdir(g_dirs[h][static_cast<std::size_t>(i - 1)].c_str());
-  }
-}
-
-void remove_created_dirs() {
-  if (g_removed) return;
-  rmdir_created_dirs();
-  g_removed = 1;
-}
-
-void on_fatal_signal(int sig) {
-  rmdir_created_dirs();  // even if the normal cleanup was under way when the signal came
-  ::raise(sig);          // SA_RESETHAND: the default action (terminate, core) once the handler returns
-}
-
-void install_cleanup() {
-  std::atexit(remove_created_dirs);
-  struct sigaction sa{};
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) {
-    ::sigaction(sig, &sa, nullptr);
   }
 }
 
@@ -217,7 +196,8 @@ bool create_tree(Layout& layout, std::string& why, bool& refused_first) {
 
 // The normal end: removes everything, then checks that nothing is left.
 bool remove_tree_and_report() {
-  remove_created_dirs();
+  rmdir_created_dirs();
+  memdiag::test_support::exit_cleanup_done();
   std::size_t left = 0;
   for (const auto& list : g_dirs) {
     for (const auto& dir : list) left += is_dir(dir) ? 1 : 0;
@@ -884,7 +864,7 @@ int main(int argc, char** argv) {
     files.rlim_cur = files.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &files);
   }
-  install_cleanup();
+  memdiag::test_support::install_exit_cleanup(rmdir_created_dirs, memdiag::test_support::OnSigpipe::kReleaseAndDie);
   remove_stale_parents();
   std::string why;
   bool refused_first = false;

@@ -50,7 +50,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,8 +63,12 @@
 #include "probes/linux/cgroup_hierarchy.hpp"
 #include "probes/linux/kernel_file.hpp"
 #include "probes/linux/proc_process_scanner.hpp"
+#include "tests/bench/info_lines.hpp"
 #include "tests/bench/recording_reporter.hpp"
 #include "probes/linux/process_source.hpp"
+#include "tests/support/exit_cleanup.hpp"
+#include "tests/support/scratch_memcg.hpp"
+#include "tests/support/write_text.hpp"
 #ifdef MEMDIAG_HAVE_BPF
 #include "probes/bpf/bpf_process_scanner.hpp"
 #include "probes/bpf/task_maps_iterator.hpp"
@@ -73,9 +76,14 @@
 
 namespace {
 
+using memdiag::bench::g_info;  // stderr when stdout carries JSON or CSV
+using memdiag::bench::info;
 using memdiag::bench::RecordingReporter;
+using memdiag::test_support::kV1MemoryRoot;
+using memdiag::test_support::sleep_ms;
+using memdiag::test_support::write_text;
 
-constexpr const char* kV1Root = "/sys/fs/cgroup/memory";
+constexpr const char* kV1Root = kV1MemoryRoot;
 constexpr const char* kPrefix = "memdiag-process-bench-";
 constexpr const char* kHelperName = "memdiag-map-areas-helper";
 constexpr double kBpfTargetMs = 2;
@@ -87,24 +95,6 @@ constexpr const char* kBare = "ProcessScan/bare_newline_loop";
 constexpr const char* kBareSame = "ProcessScan/bare_same_syscalls";
 constexpr const char* kSourceSample = "ProcessSource/sample_bpf_iter";
 
-// Where lines for people go: stdout, or stderr when stdout carries JSON or CSV.
-std::FILE* g_info = stdout;
-
-void info(const char* format, ...) __attribute__((format(printf, 1, 2)));
-void info(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::vfprintf(g_info, format, args);
-  va_end(args);
-  std::fflush(g_info);
-}
-
-void sleep_ms(long ms) {
-  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 // --- What this run starts and creates, and its removal whatever happens. ---
 // Plain arrays and sig_atomic_t: the signal handler reads them. The path is set before the
 // cgroup is created and the flag after.
@@ -112,54 +102,10 @@ void sleep_ms(long ms) {
 char g_cgroup[256];
 volatile sig_atomic_t g_cgroup_created = 0;
 volatile sig_atomic_t g_helper = 0;  // the helper's pid, 0 when none
-volatile sig_atomic_t g_cleaned = 0;
 
-// Async-signal-safe (open/read/close, kill, waitpid, rmdir, nanosleep): SIGKILL to every task
-// listed in a cgroup.procs file. Returns how many were listed.
-int kill_cgroup_tasks(const char* procs_path) {
-  const int fd = ::open(procs_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[4096];
-  int listed = 0;
-  long pid = 0;
-  bool in_number = false;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] >= '0' && buf[i] <= '9') {
-        pid = pid * 10 + (buf[i] - '0');
-        in_number = true;
-      } else if (in_number) {
-        ::kill(static_cast<pid_t>(pid), SIGKILL);
-        ++listed;
-        pid = 0;
-        in_number = false;
-      }
-    }
-  }
-  if (in_number) {
-    ::kill(static_cast<pid_t>(pid), SIGKILL);
-    ++listed;
-  }
-  ::close(fd);
-  return listed;
-}
-
-// Removes a cgroup whose tasks may still be exiting: kill what is listed, rmdir, retry on EBUSY
-// for up to ~10 s (2,000 exiting processes take a while to leave). true when gone.
-bool remove_cgroup(const char* path) {
-  char procs[300];
-  std::snprintf(procs, sizeof procs, "%s/cgroup.procs", path);
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    kill_cgroup_tasks(procs);
-    if (::rmdir(path) == 0 || errno == ENOENT) return true;
-    if (errno != EBUSY) return false;
-    sleep_ms(20);
-  }
-  return false;
-}
+// Async-signal-safe: kill what is left in the cgroup, rmdir, retry on EBUSY for up to ~10 s
+// (2,000 exiting processes take a while to leave). true when gone.
+bool remove_cgroup(const char* path) { return memdiag::test_support::remove_memcg(path, 500, 20); }
 
 // Idempotent. The helper first: SIGTERM makes it kill and reap its copies; it gets 10 s, then
 // SIGKILL (its copies then die by PR_SET_PDEATHSIG and are killed through the cgroup too).
@@ -180,33 +126,6 @@ void release_everything() {
     g_helper = 0;
   }
   if (g_cgroup_created && remove_cgroup(g_cgroup)) g_cgroup_created = 0;
-}
-
-void on_fatal_signal(int sig) {
-  release_everything();
-  ::raise(sig);  // SA_RESETHAND: the default action once the handler returns
-}
-
-void at_exit() {
-  if (!g_cleaned) release_everything();
-}
-
-void install_cleanup() {
-  std::atexit(at_exit);
-  struct sigaction sa{};
-  sa.sa_handler = on_fatal_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-}
-
-bool write_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
 }
 
 // Cgroups left by a run that could not clean up (SIGKILL): those whose pid no longer exists.
@@ -265,15 +184,11 @@ bool create_cgroup(std::string& reason) {
     return false;
   }
   std::snprintf(g_cgroup, sizeof g_cgroup, "%s/%s%d", kV1Root, kPrefix, static_cast<int>(::getpid()));
-  if (::mkdir(g_cgroup, 0755) != 0) {
-    reason = std::string("mkdir ") + g_cgroup + ": " + std::strerror(errno);
-    return false;
-  }
-  g_cgroup_created = 1;
-  if (!write_text(std::string(g_cgroup) + "/memory.limit_in_bytes", std::to_string(4ULL << 30))) {
-    reason = std::string("cannot set memory.limit_in_bytes: ") + std::strerror(errno);
-    remove_cgroup(g_cgroup);
-    g_cgroup_created = 0;
+  if (!memdiag::test_support::create_memcg(g_cgroup, 4ULL << 30, g_cgroup_created, reason)) {
+    if (g_cgroup_created) {
+      remove_cgroup(g_cgroup);
+      g_cgroup_created = 0;
+    }
     return false;
   }
   return true;
@@ -828,7 +743,7 @@ int main(int argc, char** argv) {
                  g_setup.helper_path.c_str(), std::strerror(errno));
     return 1;
   }
-  install_cleanup();
+  memdiag::test_support::install_exit_cleanup(release_everything);
   int status = 1;
   {
     remove_leftovers();
@@ -864,7 +779,7 @@ int main(int argc, char** argv) {
   // The normal end: stop the helper, remove the cgroup, say what is left.
   const bool had_cgroup = g_cgroup_created;
   release_everything();
-  g_cleaned = 1;
+  memdiag::test_support::exit_cleanup_done();
   const int left_processes = helper_processes_alive();
   const bool helper_gone = left_processes == 0;
   const bool cgroup_gone = !had_cgroup || ::access(g_cgroup, F_OK) != 0;

@@ -131,7 +131,10 @@ class ProcessSourceTest(unittest.TestCase):
                     # The daemon reports itself like any other process.
                     own = self.series(d, "memdiag_process_map_areas", d.proc.pid, "memdiagd")
                     self.assertIsNotNone(own, "memdiagd's own series")
-                    self.assertLess(abs(own - maps_lines(d.proc.pid)), 8)
+                    # Its mappings move a little between the scan and this read (thread stacks,
+                    # allocator arenas; more under ASan): close, not exact.
+                    now = maps_lines(d.proc.pid)
+                    self.assertLessEqual(abs(own - now), max(8, now // 10), (own, now))
 
         # A threshold above the helper's ratio: no above-threshold series for it, nor its count.
         self.configure("scanner: procfs, top_n: 3, map_areas_threshold: %.6f" % high)

@@ -25,6 +25,8 @@
 #include "probes/bpf/log2_histogram.hpp"
 #include "probes/bpf/reclaim_stall.h"
 #include "probes/bpf/reclaim_stall_probe.hpp"
+#include "tests/support/scratch_memcg.hpp"
+#include "tests/support/write_text.hpp"
 
 namespace memdiag {
 namespace {
@@ -112,13 +114,7 @@ TEST(ReclaimStallProbe, MissingBtfPathIsAnErrorNamingIt) {
 
 // ---- Real: as root on a kernel with BTF and a memory cgroup hierarchy ----
 
-bool write_text(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
+using test_support::write_text;
 
 constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kLimit = 64 * kMiB;
@@ -129,39 +125,19 @@ constexpr std::size_t kWorkload = 192 * kMiB;  // three times the limit
 class ScratchMemcg {
  public:
   static std::string root() {
-    if (std::filesystem::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) return "/sys/fs/cgroup/memory";
+    const std::string v1 = test_support::kV1MemoryRoot;
+    if (std::filesystem::exists(v1 + "/memory.limit_in_bytes")) return v1;
     return {};  // the hybrid/v1 layout this project's machines have; v2-only hosts skip
   }
 
   explicit ScratchMemcg(const std::string& name) : path_(root() + "/" + name) {
-    if (::mkdir(path_.c_str(), 0755) != 0) {
-      error_ = "mkdir " + path_ + ": " + std::strerror(errno);
-      return;
-    }
-    created_ = true;
-    if (!write_text(path_ + "/memory.limit_in_bytes", std::to_string(kLimit))) {
-      error_ = "setting memory.limit_in_bytes: " + std::string(std::strerror(errno));
-      return;
-    }
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0) {
-      error_ = "stat " + path_ + ": " + std::strerror(errno);
-      return;
-    }
-    inode_ = st.st_ino;
+    test_support::create_memcg(path_.c_str(), kLimit, created_, error_, &inode_);
   }
 
   ~ScratchMemcg() {
     if (!created_) return;
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) return;
-      if (FILE* procs = std::fopen((path_ + "/cgroup.procs").c_str(), "r")) {
-        int pid = 0;
-        while (std::fscanf(procs, "%d", &pid) == 1) ::kill(pid, SIGKILL);
-        std::fclose(procs);
-      }
-      std::this_thread::sleep_for(100ms);  // exiting tasks leave the cgroup asynchronously
-    }
+    // Kills what is left, retries while exiting tasks leave the cgroup: up to 50 x 100 ms.
+    if (test_support::remove_memcg(path_.c_str(), 50, 100)) return;
     std::fprintf(stderr, "warning: could not remove %s: %s\n", path_.c_str(), std::strerror(errno));
   }
 

@@ -1,11 +1,7 @@
 // The eBPF task iterator (issue #5): load it into this kernel, fork a child with a known number
 // of separate mappings, and find exactly that child, with /proc's own figures, in one scan.
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +21,7 @@
 
 #include "probes/bpf/task_maps.h"
 #include "probes/bpf/task_maps_iterator.hpp"
+#include "tests/support/mappings_child.hpp"
 
 namespace memdiag {
 namespace {
@@ -72,59 +69,6 @@ const ProcessMaps* find_pid(const std::vector<ProcessMaps>& all, int pid) {
   return it == all.end() ? nullptr : &*it;
 }
 
-// A forked child holding kMappings separate 1-page read-write mappings (PROT_NONE pages between
-// them so the kernel cannot merge them), all touched. Killed and reaped by the destructor.
-class MappingChild {
- public:
-  MappingChild() {
-    int ready[2];
-    if (::pipe(ready) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // In the child: only plain syscalls from here, then _exit (no gtest teardown).
-      ::close(ready[0]);
-      ::prctl(PR_SET_NAME, kChildComm);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const std::size_t span = 2 * kMappings * kPage;
-      void* base = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (base == MAP_FAILED) ::_exit(91);
-      auto* bytes = static_cast<unsigned char*>(base);
-      for (std::size_t i = 0; i < kMappings; ++i) {
-        unsigned char* page = bytes + (2 * i + 1) * kPage;  // odd pages; even ones stay PROT_NONE
-        if (::mprotect(page, kPage, PROT_READ | PROT_WRITE) != 0) ::_exit(92);
-        page[0] = 1;  // fault it in: counted as anon RSS
-      }
-      const char byte = 'r';
-      if (::write(ready[1], &byte, 1) != 1) ::_exit(93);
-      for (;;) ::pause();
-    }
-    ::close(ready[1]);
-    if (pid_ > 0) {
-      char byte = 0;
-      ssize_t n;
-      do n = ::read(ready[0], &byte, 1);
-      while (n < 0 && errno == EINTR);
-      ready_ = n == 1;
-    }
-    ::close(ready[0]);
-  }
-  ~MappingChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  MappingChild(const MappingChild&) = delete;
-  MappingChild& operator=(const MappingChild&) = delete;
-
-  int pid() const { return pid_; }
-  bool ready() const { return ready_; }
-
- private:
-  int pid_ = -1;
-  bool ready_ = false;
-};
-
 class TaskMapsLive : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -138,7 +82,7 @@ class TaskMapsLive : public ::testing::Test {
 };
 
 TEST_F(TaskMapsLive, ChildWithThousandMappingsMatchesProc) {
-  MappingChild child;
+  test_support::MappingsChild child(kMappings, kChildComm);
   ASSERT_GT(child.pid(), 0) << "fork: " << std::strerror(errno);
   ASSERT_TRUE(child.ready()) << "child did not set up its mappings";
   const std::string proc = "/proc/" + std::to_string(child.pid());

@@ -228,6 +228,13 @@ ReclaimStallSection stall_section() {
   return section;
 }
 
+// The value of one series in an exposition (-1 and a failure when it is absent).
+double sample_value(const std::string& text, const std::string& series) {
+  const std::size_t at = text.find("\n" + series + " ");
+  EXPECT_NE(at, std::string::npos) << series;
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
+}
+
 TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
   auto snap = std::make_shared<Snapshot>();
   snap->reclaim_stall = stall_section();
@@ -235,11 +242,7 @@ TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
   store.publish(snap);
   std::string text;
   SnapshotCollector(store, {}).render_text(text);
-  auto value = [&text](const std::string& series) {
-    const std::size_t at = text.find("\n" + series + " ");
-    EXPECT_NE(at, std::string::npos) << series;
-    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
-  };
+  auto value = [&text](const std::string& series) { return sample_value(text, series); };
   const std::string c = R"(cgroup="/job \"a\"")";
   EXPECT_EQ(value("memdiag_reclaim_stall_seconds_count{kind=\"memcg\"," + c + "}"), 9);
   EXPECT_DOUBLE_EQ(value("memdiag_reclaim_stall_seconds_sum{kind=\"memcg\"," + c + "}"), 0.0015);
@@ -308,11 +311,7 @@ TEST(ProcessExport, SelectedProcessesThresholdHistogramAndCgroupSums) {
   store.publish(snap);
   std::string text;
   SnapshotCollector(store, {}).render_text(text);
-  auto value = [&text](const std::string& series) {
-    const std::size_t at = text.find("\n" + series + " ");
-    EXPECT_NE(at, std::string::npos) << series;
-    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
-  };
+  auto value = [&text](const std::string& series) { return sample_value(text, series); };
   const std::string zig = R"(pid="4242",comm="zig \"test\"")";
   EXPECT_EQ(value("memdiag_process_map_areas{" + zig + "}"), 900);
   EXPECT_EQ(value("memdiag_process_map_areas{pid=\"7\",comm=\"memdiagd\"}"), 120);

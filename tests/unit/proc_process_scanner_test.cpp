@@ -2,9 +2,6 @@
 // tests/fixtures/proc-processes (and copies changed at test time), and the scanner on the real
 // /proc against a child with 1,000 separate mappings.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +18,7 @@
 #include "probes/linux/mountinfo_parser.hpp"
 #include "probes/linux/proc_process_scanner.hpp"
 #include "probes/linux/process_status_parser.hpp"
+#include "tests/support/mappings_child.hpp"
 
 // Counting allocations proves "allocation-free once warm" instead of inferring it from the
 // vector's data pointer. Not under AddressSanitizer, which owns operator new itself.
@@ -410,50 +408,11 @@ std::string memory_cgroup_line(const std::string& text, CgroupVersion version) {
   return "";
 }
 
-// A child with `count` one-page anonymous mappings that cannot merge (PROT_NONE pages between
-// them), touched so they are resident. Killed when the test ends, however it ends.
-class MappingsChild {
- public:
-  static constexpr int kMappings = 1000;
-
-  MappingsChild() {
-    int ready[2];
-    if (::pipe(ready) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_NAME, "memdiag-maps");
-      const long page = ::sysconf(_SC_PAGESIZE);
-      auto* base = static_cast<char*>(
-          ::mmap(nullptr, 2 * kMappings * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-      if (base == MAP_FAILED) ::_exit(1);
-      for (int i = 0; i < kMappings; ++i) {
-        char* p = base + 2L * i * page;
-        if (::mprotect(p, page, PROT_READ | PROT_WRITE) != 0) ::_exit(1);
-        *p = 1;
-      }
-      if (::write(ready[1], "x", 1) != 1) ::_exit(1);
-      for (;;) ::pause();
-    }
-    ::close(ready[1]);
-    char byte = 0;
-    ready_ = pid_ > 0 && ::read(ready[0], &byte, 1) == 1;
-    ::close(ready[0]);
-  }
-  ~MappingsChild() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  int pid() const { return pid_; }
-  bool ready() const { return ready_; }
-
- private:
-  int pid_ = -1;
-  bool ready_ = false;
-};
+// A child with kChildMappings one-page anonymous mappings that cannot merge, all resident.
+constexpr int kChildMappings = 1000;
 
 TEST(ProcProcessScannerLive, CountsAChildsMappingsExactly) {
-  MappingsChild child;
+  test_support::MappingsChild child(kChildMappings, "memdiag-maps");
   ASSERT_TRUE(child.ready());
   const CgroupVersion version = memory_version_here();
   ProcProcessScanner scanner("/proc", version);
@@ -468,8 +427,8 @@ TEST(ProcProcessScannerLive, CountsAChildsMappingsExactly) {
   const std::string last_line = maps.substr(maps.rfind('\n', maps.size() - 2) + 1);
   if (last_line.find("[vsyscall]") != std::string::npos) --lines;
   EXPECT_EQ(found->map_count, lines);
-  EXPECT_GE(found->map_count, 2u * MappingsChild::kMappings - 1);
-  EXPECT_GE(found->rss_anon_bytes, std::uint64_t{MappingsChild::kMappings} * ::sysconf(_SC_PAGESIZE));
+  EXPECT_GE(found->map_count, 2u * kChildMappings - 1);
+  EXPECT_GE(found->rss_anon_bytes, std::uint64_t{kChildMappings} * ::sysconf(_SC_PAGESIZE));
   EXPECT_EQ(found->comm_view(), "memdiag-maps");
   std::string comm = read_text("/proc/" + std::to_string(child.pid()) + "/comm");
   EXPECT_EQ(found->comm_view(), comm.substr(0, comm.find('\n')));
