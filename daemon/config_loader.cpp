@@ -201,6 +201,9 @@ class Loader {
       if (name == "reclaim_stall") {
         keys.insert(keys.end(), {"btf_path", "tracefs_fallback", "max_cgroups", "retain_removed"});
       }
+      if (name == "canary") {
+        keys.insert(keys.end(), {"interval", "working_set_bytes", "ceiling_bytes", "backoff_psi_full", "cgroups"});
+      }
       if (name == "processes") {
         keys.insert(keys.end(), {"scanner", "btf_path", "top_n", "map_areas_threshold", "max_above_threshold",
                                  "max_cgroups"});
@@ -240,6 +243,24 @@ class Loader {
           } else {
             refuse(v, full, "one of auto, bpf_iter, procfs, got '" + scanner + "'");
           }
+        } else if (key == "interval") {
+          auto interval = parse_duration(scalar(v, full));
+          if (!interval) refuse(v, full, interval.error().message);
+          if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(1)) {
+            refuse(v, full, "between 100ms and 1h");
+          }
+          source.options.canary.interval = *interval;
+        } else if (key == "working_set_bytes" || key == "ceiling_bytes") {
+          const long long bytes = integer(v, full);
+          if (bytes < 4096 || bytes > (1LL << 30)) refuse(v, full, "between 4096 and 1073741824 (1 GiB), got " + std::to_string(bytes));
+          (key == "working_set_bytes" ? source.options.canary.working_set_bytes : source.options.canary.ceiling_bytes) =
+              static_cast<std::size_t>(bytes);
+        } else if (key == "backoff_psi_full") {
+          const double percent = number(v, full);
+          if (!(percent >= 0 && percent <= 100)) refuse(v, full, "a percentage from 0 to 100, got " + scalar(v, full));
+          source.options.canary.backoff_psi_full = percent;
+        } else if (key == "cgroups") {
+          source.options.canary.cgroups = cgroup_paths(v, full);
         } else if (key == "top_n") {
           const long long n = integer(v, full);
           if (n < 0 || n > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(n));
@@ -270,7 +291,25 @@ class Loader {
               patterns(v, full);
         }
       });
+      if (source.options.canary.working_set_bytes > source.options.canary.ceiling_bytes) {
+        refuse(value["working_set_bytes"] ? value["working_set_bytes"] : value, prefix + ".working_set_bytes",
+               "must not exceed ceiling_bytes (" + std::to_string(source.options.canary.ceiling_bytes) + ")");
+      }
     });
+  }
+
+  // A list of memory cgroup paths, each absolute, without "..".
+  std::vector<std::string> cgroup_paths(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) refuse(node, key, "expected a list of cgroup paths, like [\"/kubepods/pod-x\"]");
+    std::vector<std::string> out;
+    for (const auto& item : node) {
+      const std::string path = scalar(item, key);
+      if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string::npos) {
+        refuse(item, key, "a cgroup path starting with '/' below the hierarchy root, without '..', got '" + path + "'");
+      }
+      out.push_back(path);
+    }
+    return out;
   }
 
   // A list of glob patterns, each a non-empty string.

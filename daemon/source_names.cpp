@@ -9,6 +9,7 @@ const std::vector<std::string_view>& source_names() {
     std::vector<std::string_view> names = linux_source_names();
     names.push_back("reclaim_stall");
     names.push_back("processes");
+    names.push_back("canary");
     return names;
   }();
   return kNames;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "probes/canary/canary_source.hpp"
 #include "probes/linux/process_source.hpp"
 
 #ifdef MEMDIAG_HAVE_BPF
@@ -37,6 +38,7 @@ class BuiltWithoutBpf final : public Source {
 }  // namespace
 
 std::unique_ptr<Source> make_source(std::string_view name, const KernelPaths& paths, const SourceOptions& options) {
+  if (name == "canary") return canary::make_canary_source(paths, options);
   if (name == kProcesses) {
     return std::make_unique<ProcessSource>(paths, options, bpf_process_scanner(options.btf_path), ::getpid());
   }

@@ -1,48 +1,13 @@
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
 
-#include <array>
+#include "exporters/prometheus/log2_buckets.hpp"
 
 namespace memdiag::prom {
-namespace {
 
 using prometheus::MetricType;
 
-// Slot i of the kernel histogram holds stalls below 2^(i+1) ns: bucket b ends with slot 9 + 2b.
-constexpr std::size_t kFirstSlot = 9;
-constexpr std::size_t kSlotStep = 2;
-static_assert(kFirstSlot + kSlotStep * (kStallBuckets - 1) < kStallSlots - 1, "the last slot is open-ended");
-
-const std::array<double, kStallBuckets>& bounds() {
-  static const auto table = [] {
-    std::array<double, kStallBuckets> b{};
-    for (std::size_t i = 0; i < kStallBuckets; ++i) b[i] = stall_bucket_bound_seconds(i);
-    return b;
-  }();
-  return table;
-}
-
-HistogramView view(const StallDistribution& d, std::array<std::uint64_t, kStallBuckets>& cumulative) {
-  std::uint64_t running = 0;
-  std::size_t slot = 0;
-  for (std::size_t b = 0; b < kStallBuckets; ++b) {
-    for (const std::size_t last = kFirstSlot + kSlotStep * b; slot <= last; ++slot) running += d.slots[slot];
-    cumulative[b] = running;
-  }
-  // The kernel bumps a slot before the count: a read racing an event can see the slots one
-  // ahead. +Inf is the total of the slots, so buckets never exceed it.
-  std::uint64_t total = running;
-  for (; slot < kStallSlots; ++slot) total += d.slots[slot];
-  return HistogramView{bounds().data(), cumulative.data(), kStallBuckets, total, static_cast<double>(d.sum_ns) / 1e9};
-}
-
-}  // namespace
-
-double stall_bucket_bound_seconds(std::size_t bucket) {
-  return static_cast<double>(std::uint64_t{1} << (kFirstSlot + kSlotStep * bucket + 1)) / 1e9;
-}
-
 void render_reclaim_stall(const ReclaimStallSection& section, MetricSink& sink) {
-  std::array<std::uint64_t, kStallBuckets> cumulative{};
+  Log2Cumulative cumulative{};
   sink.family("memdiag_reclaim_stall_node_seconds",
               "Time tasks of the whole node waited in one reclaim, compaction or throttling episode, by kind "
               "(eBPF on vmscan/compaction tracepoints): direct = global direct reclaim, memcg = a cgroup's limit, "
@@ -50,7 +15,7 @@ void render_reclaim_stall(const ReclaimStallSection& section, MetricSink& sink) 
               MetricType::Histogram);
   for (std::size_t k = 0; k < section.node.size(); ++k) {
     const LabelView labels[] = {{"kind", kStallKindNames[k]}};
-    sink.histogram(labels, 1, view(section.node[k], cumulative));
+    sink.histogram(labels, 1, log2_histogram_view(section.node[k], cumulative));
   }
   sink.family("memdiag_reclaim_stall_seconds",
               "Time tasks of a memory cgroup waited in one reclaim, compaction or throttling episode, by kind, for the "
@@ -58,7 +23,7 @@ void render_reclaim_stall(const ReclaimStallSection& section, MetricSink& sink) 
               MetricType::Histogram);
   for (const auto& c : section.cgroups) {
     const LabelView labels[] = {{"kind", kStallKindNames[c.kind]}, {"cgroup", c.cgroup}};
-    sink.histogram(labels, 2, view(c.stall, cumulative));
+    sink.histogram(labels, 2, log2_histogram_view(c.stall, cumulative));
   }
   sink.family("memdiag_oom_victims_total", "Tasks the OOM killer chose, by the memory cgroup they were in (eBPF).",
               MetricType::Counter);

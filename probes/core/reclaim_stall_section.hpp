@@ -10,27 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "probes/core/log2_distribution.hpp"
+
 namespace memdiag {
 
-// Slot i counts stalls of 2^i to 2^(i+1) ns (the last slot everything longer): the layout of the
-// in-kernel histograms (probes/bpf/log2_histogram.hpp, which the source checks it against).
-inline constexpr std::size_t kStallSlots = 40;
-using StallSlots = std::array<std::uint64_t, kStallSlots>;
+// The layout of the in-kernel histograms (probes/bpf/log2_histogram.hpp, which the source
+// checks it against).
+inline constexpr std::size_t kStallSlots = kLog2Slots;
+using StallSlots = Log2Slots;
+using StallDistribution = Log2Distribution;
 
 // By kind, in this order: the StallKind enum of probes/bpf.
 inline constexpr std::array<std::string_view, 5> kStallKindNames = {"direct", "memcg", "softlimit", "compaction",
                                                                     "throttled"};
-
-struct StallDistribution {
-  StallSlots slots{};  // per slot, not cumulative
-  std::uint64_t count = 0;
-  std::uint64_t sum_ns = 0;
-  void add(const StallDistribution& other) {
-    for (std::size_t i = 0; i < kStallSlots; ++i) slots[i] += other.slots[i];
-    count += other.count;
-    sum_ns += other.sum_ns;
-  }
-};
 
 struct CgroupStall {
   std::string cgroup;       // path in the memory hierarchy

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes/core/canary_section.hpp"
 #include "probes/core/cgroup_section.hpp"
 #include "probes/core/field_table.hpp"
 #include "probes/core/process_section.hpp"
@@ -54,6 +55,7 @@ struct Snapshot {
   std::optional<CgroupSection> cgroups;
   std::optional<ReclaimStallSection> reclaim_stall;
   std::optional<ProcessSection> processes;
+  std::optional<CanarySection> canary;
 
   std::vector<SourceStatus> sources;
 };

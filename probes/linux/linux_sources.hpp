@@ -21,6 +21,15 @@ struct KernelPaths {
 // processes: the eBPF task iterator, /proc, or the iterator when it loads and /proc otherwise.
 enum class ProcessScanMode { kAuto, kBpfIter, kProcfs };
 
+// canary: the daemon's page-fault canary and optional ones inside chosen cgroups (issue 6).
+struct CanarySettings {
+  std::chrono::milliseconds interval{10000};
+  std::size_t working_set_bytes = 16u << 20;
+  std::size_t ceiling_bytes = 64u << 20;
+  double backoff_psi_full = 10.0;  // percent, node memory PSI full avg10
+  std::vector<std::string> cgroups;  // memory cgroup paths to run a child canary in
+};
+
 // Per-source settings from the `sources:` config section.
 struct SourceOptions {
   // Slow-changing sources (vm sysctls change only by an administrator's hand) re-read the
@@ -45,6 +54,7 @@ struct SourceOptions {
   std::size_t top_processes = 10;
   double map_areas_threshold = 0.8;
   std::size_t max_above_threshold = 100;
+  CanarySettings canary;
 };
 
 const std::vector<std::string_view>& linux_source_names();

@@ -398,12 +398,13 @@ class CgroupChurn(unittest.TestCase):
         self.config = os.path.join(self.tmp, "memdiagd.yaml")
         # ring: 10 so that one second after the churn no snapshot in the ring holds a churn
         # cgroup (the default 300 would keep them for 30 s and blur the RSS comparison). The
-        # eBPF and process sources are off: this test holds the cgroup source to its 1 MiB; with both, the
-        # allocator's high-water mark alone moved RSS by 1.0-1.4 MiB in this round (the eBPF
-        # source's own churn test is in test_reclaim_stall.py).
+        # eBPF, process and canary sources are off: this test holds the cgroup source to its
+        # 1 MiB; with the eBPF source as well, the allocator's high-water mark alone moved RSS by
+        # 1.0-1.4 MiB in this round (the eBPF source's own churn test is in test_reclaim_stall.py;
+        # the canary faults in and gives back 16 MiB every 10 s).
         write(self.config, "sampler: {interval: 100ms, ring: 10}\n"
                            "sources:\n  cgroup: {include: [\"/%s*\"]}\n  reclaim_stall: {enabled: false}\n"
-                           "  processes: {enabled: false}\n" % PREFIX)
+                           "  processes: {enabled: false}\n  canary: {enabled: false}\n" % PREFIX)
 
     def remove_cgroups(self):
         leftovers = []

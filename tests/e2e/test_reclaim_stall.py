@@ -161,7 +161,8 @@ class ReclaimStall(unittest.TestCase):
         retain_removed 0s: every one shows up in the node totals, none stays in the export, and
         RSS is flat once the allocator has reached its working size."""
         write(self.config, "sampler: {interval: 100ms, ring: 10}\n"
-                           "sources:\n  cgroup: {enabled: false}\n  reclaim_stall: {retain_removed: 0s}\n")
+                           "sources:\n  cgroup: {enabled: false}\n  reclaim_stall: {retain_removed: 0s}\n"
+                           "  processes: {enabled: false}\n  canary: {enabled: false}\n")
         prefix = "memdiag-e2e-bpfchurn-%d-" % os.getpid()
         data = os.path.join(self.tmp, "churn")
         created = 0

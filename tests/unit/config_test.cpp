@@ -153,6 +153,23 @@ TEST(Config, ProcessOptions) {
   EXPECT_EQ(options.btf_path, "/boot/vmlinux.btf");
 }
 
+TEST(Config, CanaryOptions) {
+  const auto defaults = default_config().source_options("canary");
+  EXPECT_EQ(defaults.canary.interval, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.canary.working_set_bytes, 16u << 20);
+  auto config = parse_config(
+      "sources:\n  canary:\n    working_set_bytes: 134217728\n    ceiling_bytes: 268435456\n"
+      "    interval: 30s\n    backoff_psi_full: 2.5\n    cgroups: [/kubepods/pod-a, /batch.slice]\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options("canary").canary;
+  EXPECT_EQ(options.working_set_bytes, 128u << 20);
+  EXPECT_EQ(options.ceiling_bytes, 256u << 20);
+  EXPECT_EQ(options.interval, std::chrono::seconds(30));
+  EXPECT_DOUBLE_EQ(options.backoff_psi_full, 2.5);
+  EXPECT_EQ(options.cgroups, (std::vector<std::string>{"/kubepods/pod-a", "/batch.slice"}));
+}
+
 TEST(Config, EmptySectionsMeanDefaults) {
   auto config = parse_config("web:\nsampler:\nsources:\n  meminfo:\n", "x.yaml");
   ASSERT_TRUE(config) << config.error().to_string();

@@ -344,6 +344,49 @@ TEST(ProcessExport, FastTextEqualsPrometheusCppSerializer) {
   expect_same_as_prometheus_cpp(fast, collector);
 }
 
+CanarySection canary_section() {
+  CanarySection section;
+  section.node_cgroup = "/system.slice/memdiagd.service";
+  for (std::uint64_t ns : {3000u, 5000u, 9000u, 70000u}) section.node.page_fault.record(ns);
+  section.node.cycle.record(20000000);
+  section.node.cycles = 1;
+  section.allocator.released_bytes_total = 16u << 20;
+  section.allocator.mappings = 2;
+  CgroupCanaryReading pod;
+  pod.cgroup = "/kubepods/pod-a";
+  pod.running = true;
+  pod.reading.skipped = 4;
+  pod.reading.backing_off = true;
+  section.cgroups.push_back(pod);
+  return section;
+}
+
+TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->canary = canary_section();
+  SnapshotStore store(1);
+  store.publish(snap);
+  std::string text;
+  SnapshotCollector collector(store, {});
+  collector.render_text(text);
+  auto value = [&text](const std::string& series) { return sample_value(text, series); };
+  const std::string node = R"(cgroup="/system.slice/memdiagd.service")";
+  EXPECT_EQ(value("memdiag_canary_page_fault_seconds_count{" + node + "}"), 4);
+  EXPECT_DOUBLE_EQ(value("memdiag_canary_page_fault_seconds_sum{" + node + "}"), 87000e-9);
+  // Bounds 4.096 us, 16.384 us, 65.536 us, 262.144 us: 3 us | 5 us, 9 us | - | 70 us.
+  EXPECT_EQ(value("memdiag_canary_page_fault_seconds_bucket{" + node + ",le=\"4.096e-06\"}"), 1);
+  EXPECT_EQ(value("memdiag_canary_page_fault_seconds_bucket{" + node + ",le=\"1.6384e-05\"}"), 3);
+  EXPECT_EQ(value("memdiag_canary_page_fault_seconds_bucket{" + node + ",le=\"6.5536e-05\"}"), 3);
+  EXPECT_EQ(value("memdiag_canary_page_fault_seconds_bucket{" + node + ",le=\"0.000262144\"}"), 4);
+  EXPECT_EQ(value("memdiag_canary_cycles_total{" + node + "}"), 1);
+  EXPECT_EQ(value("memdiag_canary_skipped_total{cgroup=\"/kubepods/pod-a\"}"), 4);
+  EXPECT_EQ(value("memdiag_canary_backing_off{cgroup=\"/kubepods/pod-a\"}"), 1);
+  EXPECT_EQ(value("memdiag_canary_running{cgroup=\"/kubepods/pod-a\"}"), 1);
+  EXPECT_EQ(value("memdiag_allocator_released_bytes_total"), 16 << 20);
+  EXPECT_EQ(value("memdiag_allocator_mappings"), 2);
+  expect_same_as_prometheus_cpp(text, collector);
+}
+
 TEST(TextSink, EscapesAndSpecialValues) {
   std::string out;
   TextSink sink(out);

@@ -1,0 +1,40 @@
+#include "exporters/prometheus/log2_buckets.hpp"
+
+namespace memdiag::prom {
+namespace {
+
+// Slot i holds durations below 2^(i+1) ns: bucket b ends with slot 9 + 2b.
+constexpr std::size_t kFirstSlot = 9;
+constexpr std::size_t kSlotStep = 2;
+static_assert(kFirstSlot + kSlotStep * (kLog2Buckets - 1) < kLog2Slots - 1, "the last slot is open-ended");
+
+const std::array<double, kLog2Buckets>& bounds() {
+  static const auto table = [] {
+    std::array<double, kLog2Buckets> b{};
+    for (std::size_t i = 0; i < kLog2Buckets; ++i) b[i] = log2_bucket_bound_seconds(i);
+    return b;
+  }();
+  return table;
+}
+
+}  // namespace
+
+double log2_bucket_bound_seconds(std::size_t bucket) {
+  return static_cast<double>(std::uint64_t{1} << (kFirstSlot + kSlotStep * bucket + 1)) / 1e9;
+}
+
+HistogramView log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cumulative) {
+  std::uint64_t running = 0;
+  std::size_t slot = 0;
+  for (std::size_t b = 0; b < kLog2Buckets; ++b) {
+    for (const std::size_t last = kFirstSlot + kSlotStep * b; slot <= last; ++slot) running += d.slots[slot];
+    cumulative[b] = running;
+  }
+  // The kernel bumps a slot before the count: a read racing an event can see the slots one
+  // ahead. +Inf is the total of the slots, so buckets never exceed it.
+  std::uint64_t total = running;
+  for (; slot < kLog2Slots; ++slot) total += d.slots[slot];
+  return HistogramView{bounds().data(), cumulative.data(), kLog2Buckets, total, static_cast<double>(d.sum_ns) / 1e9};
+}
+
+}  // namespace memdiag::prom

@@ -1,0 +1,31 @@
+#include "probes/canary/address_reservation.hpp"
+
+#include <sys/mman.h>
+
+namespace memdiag::alloc::detail {
+
+AddressReservation::AddressReservation(std::size_t bytes) noexcept {
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;
+  base_ = reinterpret_cast<std::uintptr_t>(p);
+  size_ = bytes;
+  mmap_calls_ = 1;
+}
+
+AddressReservation::~AddressReservation() {
+  if (ok()) munmap(reinterpret_cast<void*>(base_), size_);
+}
+
+bool AddressReservation::commit_more(std::size_t bytes) noexcept {
+  if (!ok() || bytes > size_ - committed_) return false;
+  // Same protection and flags for every chunk, so each merges into the previous one. No
+  // MAP_NORESERVE: committed memory is accounted once, here, not at first touch.
+  void* at = reinterpret_cast<void*>(base_ + committed_);
+  void* p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) return false;
+  ++mmap_calls_;
+  committed_ += bytes;
+  return true;
+}
+
+}  // namespace memdiag::alloc::detail

@@ -1,0 +1,43 @@
+// One large range of address space, reserved PROT_NONE and committed from its start.
+//
+// Why this shape: a PROT_NONE, MAP_NORESERVE reservation costs no commit charge, even under
+// vm.overcommit_memory=2, and committing grows one read-write mapping contiguously
+// (mmap(MAP_FIXED) of the next chunk, same flags, so the kernel merges it with the previous one).
+// The process therefore sees two mappings for the whole reservation, whatever the allocation and
+// free pattern: memory goes back to the OS with madvise() inside the committed part, never by
+// munmap() of pieces or mprotect(), which would split it into one mapping per hole.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memdiag::alloc::detail {
+
+class AddressReservation {
+ public:
+  explicit AddressReservation(std::size_t bytes) noexcept;
+  ~AddressReservation();  // unmaps the whole range (the only munmap it ever makes)
+  AddressReservation(const AddressReservation&) = delete;
+  AddressReservation& operator=(const AddressReservation&) = delete;
+
+  bool ok() const noexcept { return base_ != 0; }
+  std::uintptr_t base() const noexcept { return base_; }
+  std::size_t size() const noexcept { return size_; }
+  std::size_t committed() const noexcept { return committed_; }
+  // Makes the next `bytes` (a multiple of the page size) after the committed part read-write.
+  // false when the reservation is exhausted or the kernel refuses (commit limit).
+  bool commit_more(std::size_t bytes) noexcept;
+  // Mappings as the kernel lists them: the committed part and the remaining reservation.
+  std::size_t mappings() const noexcept {
+    return ok() ? (committed_ > 0 ? 1 : 0) + (committed_ < size_ ? 1 : 0) : 0;
+  }
+  std::uint64_t mmap_calls() const noexcept { return mmap_calls_; }
+
+ private:
+  std::uintptr_t base_ = 0;
+  std::size_t size_ = 0;
+  std::size_t committed_ = 0;
+  std::uint64_t mmap_calls_ = 0;
+};
+
+}  // namespace memdiag::alloc::detail

@@ -1,0 +1,58 @@
+#include "probes/canary/canary_cycle.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+
+namespace memdiag::canary {
+namespace {
+
+std::uint64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// At most this many blocks per cycle: the block list lives on the stack, so a cycle allocates
+// nothing but the working set itself (16 MiB in 4 KiB..1 MiB blocks needs ~90).
+constexpr std::size_t kMaxBlocks = 4096;
+
+}  // namespace
+
+void run_cycle(alloc::SizeClassAllocator& allocator, std::size_t working_set_bytes, CanaryReading& reading) {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::array<void*, kMaxBlocks> blocks;
+  std::size_t count = 0;
+  bool failed = false;
+  const std::uint64_t cycle_start = now_ns();
+  // Cycle through the block sizes so every class is exercised every cycle.
+  for (std::size_t taken = 0, k = 0; taken < working_set_bytes && count < kMaxBlocks; ++k) {
+    const std::size_t size = kBlockSizes[k % std::size(kBlockSizes)];
+    void* p = allocator.allocate(size, page);
+    if (p == nullptr) {
+      failed = true;
+      break;
+    }
+    blocks[count++] = p;
+    taken += size;
+    auto* bytes = static_cast<volatile unsigned char*>(p);
+    for (std::size_t off = 0; off < size; off += page) {
+      const std::uint64_t before = now_ns();
+      bytes[off] = 1;  // the first write to a page not resident: one page fault
+      reading.page_fault.record(now_ns() - before);
+    }
+  }
+  const std::uint64_t cycle_ns = now_ns() - cycle_start;
+  for (std::size_t i = 0; i < count; ++i) allocator.deallocate(blocks[i]);
+  allocator.release_unused();
+  if (failed) {
+    ++reading.failures;
+    return;
+  }
+  reading.cycle.record(cycle_ns);
+  ++reading.cycles;
+}
+
+}  // namespace memdiag::canary

@@ -1,0 +1,292 @@
+#include "probes/canary/page_heap.hpp"
+
+#include <chrono>
+#include <limits>
+#include <new>
+
+namespace memdiag::alloc::detail {
+namespace {
+
+// The reservation is committed in chunks of this much: few mmap calls, and commit charge (under
+// vm.overcommit_memory=2) taken a little ahead of need only.
+constexpr std::size_t kCommitChunkPages = (16u << 20) / kPageSize;
+constexpr std::size_t kSpanRecordsPerChunk = 1024;
+
+}  // namespace
+
+PageHeap::PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes) noexcept
+    : reservation_(reserve_bytes),
+      map_(reserve_bytes / kPageSize),
+      ceiling_pages_((ceiling_bytes + kPageSize - 1) / kPageSize) {}
+
+PageHeap::~PageHeap() = default;
+
+std::int64_t PageHeap::now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Span* PageHeap::new_span_record() noexcept {
+  if (spare_records_ == nullptr) {
+    std::unique_ptr<Span[]> chunk(new (std::nothrow) Span[kSpanRecordsPerChunk]);
+    if (!chunk) return nullptr;
+    try {
+      span_chunks_.push_back(std::move(chunk));
+    } catch (...) {
+      return nullptr;
+    }
+    Span* records = span_chunks_.back().get();
+    for (std::size_t i = 0; i < kSpanRecordsPerChunk; ++i) recycle_span_record(&records[i]);
+  }
+  Span* s = spare_records_;
+  spare_records_ = s->next;
+  *s = Span{};
+  return s;
+}
+
+void PageHeap::recycle_span_record(Span* s) noexcept {
+  s->next = spare_records_;
+  spare_records_ = s;
+}
+
+PageHeap::SizeIndex& PageHeap::index_for(SpanState state) noexcept {
+  return state == SpanState::kFreeDirty ? dirty_index_ : clean_index_;
+}
+
+void PageHeap::set_edges(Span* s) noexcept {
+  map_.set_span(s->first_page, s);
+  map_.set_span(s->first_page + s->pages - 1, s);
+}
+
+void PageHeap::insert_free(Span* s, SpanState state, std::int64_t freed_at) noexcept {
+  s->state = state;
+  s->size_class = 0;
+  s->freed_at_ns = freed_at;
+  set_edges(s);
+  index_for(state).emplace(s->pages, s->first_page);
+  if (state == SpanState::kFreeDirty) {
+    dirty_by_age_.push_back(s);
+    dirty_pages_ += s->pages;
+  } else {
+    clean_pages_ += s->pages;
+  }
+}
+
+void PageHeap::remove_free(Span* s) noexcept {
+  index_for(s->state).erase({s->pages, s->first_page});
+  if (s->state == SpanState::kFreeDirty) {
+    dirty_by_age_.remove(s);
+    dirty_pages_ -= s->pages;
+  } else {
+    clean_pages_ -= s->pages;
+  }
+}
+
+// Merges s with free neighbours of the same kind, then indexes it. Every committed page is in
+// exactly one span whose first and last pages point to it, so the neighbours are one lookup away.
+void PageHeap::insert_free_coalesced(Span* s, SpanState state, std::int64_t freed_at) noexcept {
+  if (s->first_page > 0) {
+    Span* left = map_.span(s->first_page - 1);
+    if (left != nullptr && left->state == state) {
+      remove_free(left);
+      s->first_page = left->first_page;
+      s->pages += left->pages;
+      recycle_span_record(left);
+    }
+  }
+  const std::size_t end = s->first_page + s->pages;
+  if (end < committed_pages_) {
+    Span* right = map_.span(end);
+    if (right != nullptr && right->state == state) {
+      remove_free(right);
+      s->pages += right->pages;
+      recycle_span_record(right);
+    }
+  }
+  insert_free(s, state, freed_at);
+}
+
+Span* PageHeap::take_best_fit(SpanState state, std::size_t pages) noexcept {
+  SizeIndex& index = index_for(state);
+  auto it = index.lower_bound({pages, 0});
+  if (it == index.end()) return nullptr;
+  Span* s = map_.span(it->second);
+  remove_free(s);
+  return s;
+}
+
+bool PageHeap::grow(std::size_t pages) noexcept {
+  std::size_t chunk = (pages + kCommitChunkPages - 1) / kCommitChunkPages * kCommitChunkPages;
+  const std::size_t room = reservation_.size() / kPageSize - committed_pages_;
+  if (chunk > room) chunk = room;
+  if (chunk < pages) return false;
+  if (!reservation_.commit_more(chunk * kPageSize) &&
+      (chunk == pages || !reservation_.commit_more(pages * kPageSize))) {
+    return false;
+  }
+  const std::size_t added = reservation_.committed() / kPageSize - committed_pages_;
+  Span* s = new_span_record();
+  if (s == nullptr) return false;  // the pages stay committed, unused; the next grow retries
+  s->first_page = committed_pages_;
+  s->pages = added;
+  committed_pages_ += added;
+  insert_free_coalesced(s, SpanState::kFreeClean, 0);
+  return true;
+}
+
+Span* PageHeap::carve(Span* s, SpanState from, std::size_t pages, std::size_t align_pages,
+                      std::uint8_t size_class) noexcept {
+  // Alignment is of the address, and the base is only page aligned.
+  const std::size_t base_page = reservation_.base() / kPageSize;
+  std::size_t start = s->first_page;
+  if (align_pages > 1) {
+    start = ((base_page + start + align_pages - 1) / align_pages) * align_pages - base_page;
+  }
+  const std::size_t end = start + pages;
+  const std::size_t span_end = s->first_page + s->pages;
+  // The cut-off pieces keep their kind; a dirty piece counts as freed now (its neighbour was just
+  // reused), which keeps the age list in order.
+  const std::int64_t freed_at = from == SpanState::kFreeDirty ? now_ns() : 0;
+  if (start > s->first_page) {
+    Span* lead = new_span_record();
+    if (lead == nullptr) {
+      insert_free(s, from, s->freed_at_ns);
+      return nullptr;
+    }
+    lead->first_page = s->first_page;
+    lead->pages = start - s->first_page;
+    insert_free(lead, from, freed_at);
+  }
+  if (end < span_end) {
+    Span* trail = new_span_record();
+    if (trail == nullptr) {
+      s->first_page = start;
+      s->pages = span_end - start;
+      insert_free(s, from, s->freed_at_ns);
+      return nullptr;
+    }
+    trail->first_page = end;
+    trail->pages = span_end - end;
+    insert_free(trail, from, freed_at);
+  }
+  s->first_page = start;
+  s->pages = pages;
+  s->state = SpanState::kInUse;
+  s->size_class = size_class;
+  s->allocated = 0;
+  s->carved = 0;
+  s->free_objects = nullptr;
+  s->prev = s->next = nullptr;
+  if (size_class != 0) {
+    for (std::size_t p = start; p < end; ++p) {
+      map_.set_span(p, s);
+      map_.set_class(p, size_class);
+    }
+  } else {
+    set_edges(s);
+    map_.set_class(start, 0);
+  }
+  in_use_pages_ += pages;
+  return s;
+}
+
+Span* PageHeap::allocate(std::size_t pages, std::size_t align_pages, std::uint8_t size_class,
+                         bool* hit_ceiling) noexcept {
+  *hit_ceiling = false;
+  if (pages == 0) return nullptr;
+  if (align_pages == 0) align_pages = 1;
+  const std::size_t need = pages + align_pages - 1;
+  if (need < pages) return nullptr;
+  std::lock_guard lock(mu_);
+  if (Span* s = take_best_fit(SpanState::kFreeDirty, need)) {
+    return carve(s, SpanState::kFreeDirty, pages, align_pages, size_class);
+  }
+  // Only clean pages add to held bytes.
+  if (ceiling_pages_ != 0 && in_use_pages_ + dirty_pages_ + pages > ceiling_pages_) {
+    *hit_ceiling = true;
+    return nullptr;
+  }
+  Span* s = take_best_fit(SpanState::kFreeClean, need);
+  if (s == nullptr) {
+    if (!grow(need)) return nullptr;
+    s = take_best_fit(SpanState::kFreeClean, need);
+    if (s == nullptr) return nullptr;
+  }
+  return carve(s, SpanState::kFreeClean, pages, align_pages, size_class);
+}
+
+void PageHeap::deallocate(Span* span) noexcept {
+  std::lock_guard lock(mu_);
+  in_use_pages_ -= span->pages;
+  span->allocated = 0;
+  span->carved = 0;
+  span->free_objects = nullptr;
+  insert_free_coalesced(span, SpanState::kFreeDirty, now_ns());
+}
+
+bool PageHeap::has_dirty_pages() const noexcept {
+  std::lock_guard lock(mu_);
+  return dirty_pages_ != 0;
+}
+
+std::size_t PageHeap::release(std::int64_t freed_before_ns) noexcept {
+  std::lock_guard release_lock(release_mu_);
+  std::size_t bytes = 0;
+  const std::uintptr_t base = reservation_.base();
+  // Batches of up to kReleaseBatch spans: bounded memory, and the heap's lock is free while the
+  // kernel zaps pages (~0.4 us per 4 KiB page here, 100 ms per GiB).
+  for (;;) {
+    std::size_t n = 0;
+    {
+      std::lock_guard lock(mu_);
+      while (n < kReleaseBatch && !dirty_by_age_.empty() &&
+             dirty_by_age_.front()->freed_at_ns <= freed_before_ns) {
+        Span* s = dirty_by_age_.front();
+        dirty_by_age_.remove(s);
+        dirty_index_.erase({s->pages, s->first_page});
+        s->state = SpanState::kReleasing;  // in no index: nobody merges with it or takes it
+        releasing_[n++] = s;
+      }
+    }
+    if (n == 0) break;
+    std::size_t batch_bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Span* s = releasing_[i];
+      os_release_.add(reinterpret_cast<void*>(base + s->first_page * kPageSize), s->pages * kPageSize);
+      batch_bytes += s->pages * kPageSize;
+    }
+    os_release_.flush();
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < n; ++i) {
+      dirty_pages_ -= releasing_[i]->pages;  // held until the kernel has the pages back
+      insert_free_coalesced(releasing_[i], SpanState::kFreeClean, 0);
+    }
+    released_bytes_total_ += batch_bytes;
+    bytes += batch_bytes;
+  }
+  return bytes;
+}
+
+std::size_t PageHeap::mappings() const noexcept {
+  std::lock_guard lock(mu_);
+  return reservation_.mappings() + (map_.ok() ? 1 : 0);
+}
+
+PageHeapCounters PageHeap::counters() const {
+  std::lock_guard lock(mu_);
+  PageHeapCounters c;
+  c.in_use_pages = in_use_pages_;
+  c.dirty_free_pages = dirty_pages_;
+  c.clean_free_pages = clean_pages_;
+  c.committed_bytes = reservation_.committed();
+  c.reserved_bytes = reservation_.size() + (map_.ok() ? map_.pages() * (sizeof(Span*) + 1) : 0);
+  c.released_bytes_total = released_bytes_total_;
+  c.release_system_calls_total = os_release_.system_calls();
+  c.commit_calls_total = reservation_.mmap_calls();
+  c.reservation_mappings = reservation_.mappings() + (map_.ok() ? 1 : 0);
+  c.free_spans = dirty_index_.size() + clean_index_.size();
+  return c;
+}
+
+}  // namespace memdiag::alloc::detail

@@ -1,0 +1,47 @@
+// Pointer -> span metadata, by (p - base) >> kPageShift, for the whole reservation.
+//
+// Two flat arrays in one MAP_NORESERVE mapping, backed lazily by the kernel as entries are
+// written: the span of each page (every page of a small-object span; the first and last page of
+// large and free spans, which is what deallocation and coalescing look up), and one byte per page
+// with its size class, so the deallocation fast path reads a single byte.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <sys/mman.h>
+
+namespace memdiag::alloc::detail {
+
+struct Span;
+
+class PageMap {
+ public:
+  explicit PageMap(std::size_t pages) noexcept : pages_(pages) {
+    bytes_ = pages * (sizeof(Span*) + 1);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    spans_ = static_cast<Span**>(p);
+    classes_ = reinterpret_cast<std::uint8_t*>(spans_ + pages);
+  }
+  ~PageMap() {
+    if (spans_ != nullptr) munmap(spans_, bytes_);
+  }
+  PageMap(const PageMap&) = delete;
+  PageMap& operator=(const PageMap&) = delete;
+
+  bool ok() const noexcept { return spans_ != nullptr; }
+  std::size_t pages() const noexcept { return pages_; }
+  Span* span(std::size_t page) const noexcept { return spans_[page]; }
+  void set_span(std::size_t page, Span* s) noexcept { spans_[page] = s; }
+  const std::uint8_t* classes() const noexcept { return classes_; }
+  void set_class(std::size_t page, std::uint8_t size_class) noexcept { classes_[page] = size_class; }
+
+ private:
+  std::size_t pages_ = 0;
+  std::size_t bytes_ = 0;
+  Span** spans_ = nullptr;
+  std::uint8_t* classes_ = nullptr;
+};
+
+}  // namespace memdiag::alloc::detail

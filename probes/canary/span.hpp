@@ -1,0 +1,65 @@
+// A span: a run of whole pages inside the reservation, either in use (a large object, or a
+// small-object span owned by one size class) or free (dirty: touched and still held; clean:
+// returned to the OS or never touched; releasing: being madvise()d right now).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memdiag::alloc::detail {
+
+enum class SpanState : std::uint8_t { kInUse, kFreeDirty, kFreeClean, kReleasing };
+
+struct Span {
+  std::size_t first_page = 0;  // page index from the reservation's base
+  std::size_t pages = 0;
+  SpanState state = SpanState::kInUse;
+  std::uint8_t size_class = 0;  // 0: a large object or free
+
+  // Small-object spans (under their class's central lock): objects handed out (to thread caches
+  // or callers), objects carved so far (the rest of the span was never touched), freed objects.
+  std::uint32_t allocated = 0;
+  std::uint32_t carved = 0;
+  void* free_objects = nullptr;
+
+  // Intrusive links: the central list of spans with free objects, or the page heap's list of
+  // dirty free spans in the order they were freed (what decay walks from its oldest end).
+  Span* prev = nullptr;
+  Span* next = nullptr;
+  std::int64_t freed_at_ns = 0;  // dirty free spans: when they were last freed
+};
+
+// An intrusive doubly linked list of spans; O(1) push, remove, pop.
+class SpanList {
+ public:
+  bool empty() const noexcept { return head_ == nullptr; }
+  Span* front() const noexcept { return head_; }
+  std::size_t size() const noexcept { return size_; }
+  void push_back(Span* s) noexcept {
+    s->next = nullptr;
+    s->prev = tail_;
+    if (tail_ != nullptr) tail_->next = s; else head_ = s;
+    tail_ = s;
+    ++size_;
+  }
+  void push_front(Span* s) noexcept {
+    s->prev = nullptr;
+    s->next = head_;
+    if (head_ != nullptr) head_->prev = s; else tail_ = s;
+    head_ = s;
+    ++size_;
+  }
+  void remove(Span* s) noexcept {
+    if (s->prev != nullptr) s->prev->next = s->next; else head_ = s->next;
+    if (s->next != nullptr) s->next->prev = s->prev; else tail_ = s->prev;
+    s->prev = s->next = nullptr;
+    --size_;
+  }
+
+ private:
+  Span* head_ = nullptr;
+  Span* tail_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace memdiag::alloc::detail

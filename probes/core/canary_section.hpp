@@ -1,0 +1,51 @@
+// The canary's part of a Snapshot (issue 6): how long this node takes to give a thread a page
+// right now, read by the daemon's own canary (and optional canaries inside chosen cgroups),
+// plus the stats of the allocator the canary runs on. Counts are cumulative since start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "probes/core/log2_distribution.hpp"
+
+namespace memdiag {
+
+struct CanaryReading {
+  // First touch of each page of a freshly allocated working set (one page fault each).
+  Log2Distribution page_fault;
+  // A whole cycle: allocate the working set across size classes and touch every page.
+  Log2Distribution cycle;
+  std::uint64_t cycles = 0;
+  std::uint64_t failures = 0;  // cycles whose allocations failed (a ceiling, the OS)
+  std::uint64_t skipped = 0;   // cycles skipped because node memory PSI was high
+  bool backing_off = false;    // the last due cycle was skipped
+  double last_psi_full_avg10 = 0;  // percent, as /proc/pressure/memory says
+};
+
+// What the canary's allocator instance holds (memdiag_allocator_*).
+struct CanaryAllocatorStats {
+  std::uint64_t live_bytes = 0;
+  std::uint64_t held_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t released_bytes_total = 0;
+  std::uint64_t mappings = 0;
+  std::uint64_t ceiling_hits_total = 0;
+  std::uint64_t failed_allocations_total = 0;
+};
+
+struct CgroupCanaryReading {
+  std::string cgroup;  // where the child canary runs
+  bool running = false;
+  std::string error;   // why it is not (could not start, exited)
+  CanaryReading reading;
+};
+
+struct CanarySection {
+  CanaryReading node;       // the daemon's own canary, in the daemon's cgroup
+  std::string node_cgroup;  // that cgroup's path ("" when unknown)
+  CanaryAllocatorStats allocator;
+  std::vector<CgroupCanaryReading> cgroups;
+};
+
+}  // namespace memdiag
