@@ -4,7 +4,8 @@
 
 namespace memdiag::alloc::detail {
 
-AddressReservation::AddressReservation(std::size_t bytes) noexcept {
+AddressReservation::AddressReservation(std::size_t bytes, bool huge_pages) noexcept
+    : huge_pages_(huge_pages) {
   void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return;
   base_ = reinterpret_cast<std::uintptr_t>(p);
@@ -24,6 +25,7 @@ bool AddressReservation::commit_more(std::size_t bytes) noexcept {
   void* p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) return false;
   ++mmap_calls_;
+  if (huge_pages_) madvise(p, bytes, MADV_HUGEPAGE);
   committed_ += bytes;
   return true;
 }

@@ -15,7 +15,9 @@ namespace memdiag::alloc::detail {
 
 class AddressReservation {
  public:
-  explicit AddressReservation(std::size_t bytes) noexcept;
+  // huge_pages: committed chunks are madvise(MADV_HUGEPAGE)d (for THP "madvise" mode); every
+  // chunk gets the same flag, so they still merge into one mapping.
+  explicit AddressReservation(std::size_t bytes, bool huge_pages = false) noexcept;
   ~AddressReservation();  // unmaps the whole range (the only munmap it ever makes)
   AddressReservation(const AddressReservation&) = delete;
   AddressReservation& operator=(const AddressReservation&) = delete;
@@ -38,6 +40,7 @@ class AddressReservation {
   std::size_t size_ = 0;
   std::size_t committed_ = 0;
   std::uint64_t mmap_calls_ = 0;
+  bool huge_pages_ = false;
 };
 
 }  // namespace memdiag::alloc::detail

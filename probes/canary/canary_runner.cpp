@@ -14,6 +14,9 @@ namespace {
 alloc::AllocatorOptions allocator_options(const CanaryOptions& options) {
   alloc::AllocatorOptions a;
   a.process_ceiling_bytes = options.ceiling_bytes;
+  // Address space for the ceiling twice over, not the default tens of GiB: the daemon's own
+  // virtual size shows in memdiag_process_virtual_bytes, and should not alarm anyone.
+  a.reserve_bytes = options.ceiling_bytes * 2;
   // Each cycle releases explicitly; nothing is left for a decay thread to find.
   a.background_decay = false;
   return a;

@@ -4,7 +4,9 @@
 
 namespace memdiag::alloc::detail {
 
-void CentralFreeList::init(unsigned size_class, const PageMap* map, std::uintptr_t base) noexcept {
+void CentralFreeList::init(unsigned size_class, unsigned shard, const PageMap* map,
+                           std::uintptr_t base) noexcept {
+  shard_ = static_cast<std::uint8_t>(shard);
   map_ = map;
   base_ = base;
   object_size_ = kClassSize[size_class];
@@ -25,6 +27,17 @@ void CentralFreeList::unlink(Span* span, unsigned bucket) noexcept {
 
 unsigned CentralFreeList::remove_batch(void** out, unsigned n) noexcept {
   std::lock_guard lock(mu_);
+  return remove_batch_locked(out, n);
+}
+
+unsigned CentralFreeList::add_span_and_remove_batch(Span* span, void** out, unsigned n) noexcept {
+  span->shard = shard_;
+  std::lock_guard lock(mu_);
+  link(span);
+  return remove_batch_locked(out, n);
+}
+
+unsigned CentralFreeList::remove_batch_locked(void** out, unsigned n) noexcept {
   unsigned got = 0;
   while (got < n && nonempty_buckets_ != 0) {
     const unsigned bucket = 31 - static_cast<unsigned>(__builtin_clz(nonempty_buckets_));
@@ -52,11 +65,6 @@ unsigned CentralFreeList::remove_batch(void** out, unsigned n) noexcept {
   return got;
 }
 
-void CentralFreeList::add_span(Span* span) noexcept {
-  std::lock_guard lock(mu_);
-  link(span);
-}
-
 void CentralFreeList::insert_batch(void* const* objects, unsigned n, SpanList& emptied) noexcept {
   std::lock_guard lock(mu_);
   for (unsigned i = 0; i < n; ++i) {
@@ -79,16 +87,5 @@ void CentralFreeList::insert_batch(void* const* objects, unsigned n, SpanList& e
   }
   objects_out_.fetch_sub(n, std::memory_order_relaxed);
 }
-
-bool CentralFreeList::try_reserve_span(std::size_t ceiling_bytes) noexcept {
-  const std::size_t before = spans_.fetch_add(1, std::memory_order_relaxed);
-  if (ceiling_bytes != 0 && (before + 1) * span_bytes_ > ceiling_bytes) {
-    spans_.fetch_sub(1, std::memory_order_relaxed);
-    return false;
-  }
-  return true;
-}
-
-void CentralFreeList::unreserve_span() noexcept { spans_.fetch_sub(1, std::memory_order_relaxed); }
 
 }  // namespace memdiag::alloc::detail

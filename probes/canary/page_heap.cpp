@@ -1,6 +1,7 @@
 #include "probes/canary/page_heap.hpp"
 
 #include <chrono>
+#include <iterator>
 #include <limits>
 #include <new>
 
@@ -10,14 +11,25 @@ namespace {
 // The reservation is committed in chunks of this much: few mmap calls, and commit charge (under
 // vm.overcommit_memory=2) taken a little ahead of need only.
 constexpr std::size_t kCommitChunkPages = (16u << 20) / kPageSize;
-constexpr std::size_t kSpanRecordsPerChunk = 1024;
+// Span records are carved a page at a time: small heaps touch little bookkeeping.
+constexpr std::size_t kSpanRecordsPerChunk = kPageSize / sizeof(Span);
 
 }  // namespace
 
-PageHeap::PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes) noexcept
-    : reservation_(reserve_bytes),
+PageHeap::PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages) noexcept
+    : reservation_(reserve_bytes, huge_pages),
       map_(reserve_bytes / kPageSize),
-      ceiling_pages_((ceiling_bytes + kPageSize - 1) / kPageSize) {}
+      // Worst case one span record and one index node per page: ~140 bytes per 4 KiB page.
+      metadata_(reserve_bytes / 16),
+      ceiling_pages_((ceiling_bytes + kPageSize - 1) / kPageSize) {
+  // The first commit of each reservation splits it into two mappings; done here, so that no
+  // allocation pattern, not even the first one, changes the process's mapping count. (It costs
+  // commit charge, 16 MiB, but no memory until touched.)
+  if (ok()) {
+    std::lock_guard lock(mu_);
+    grow(1);
+  }
+}
 
 PageHeap::~PageHeap() = default;
 
@@ -29,20 +41,19 @@ std::int64_t PageHeap::now_ns() noexcept {
 
 Span* PageHeap::new_span_record() noexcept {
   if (spare_records_ == nullptr) {
-    std::unique_ptr<Span[]> chunk(new (std::nothrow) Span[kSpanRecordsPerChunk]);
-    if (!chunk) return nullptr;
-    try {
-      span_chunks_.push_back(std::move(chunk));
-    } catch (...) {
-      return nullptr;
-    }
-    Span* records = span_chunks_.back().get();
-    for (std::size_t i = 0; i < kSpanRecordsPerChunk; ++i) recycle_span_record(&records[i]);
+    auto* records = static_cast<Span*>(metadata_.allocate_pages(kSpanRecordsPerChunk * sizeof(Span)));
+    if (records == nullptr) return nullptr;
+    for (std::size_t i = 0; i < kSpanRecordsPerChunk; ++i) recycle_span_record(new (&records[i]) Span);
   }
   Span* s = spare_records_;
   spare_records_ = s->next;
   *s = Span{};
   return s;
+}
+
+void* PageHeap::allocate_metadata_pages(std::size_t bytes) noexcept {
+  std::lock_guard lock(mu_);
+  return metadata_.allocate_pages(bytes);
 }
 
 void PageHeap::recycle_span_record(Span* s) noexcept {
@@ -52,6 +63,34 @@ void PageHeap::recycle_span_record(Span* s) noexcept {
 
 PageHeap::SizeIndex& PageHeap::index_for(SpanState state) noexcept {
   return state == SpanState::kFreeDirty ? dirty_index_ : clean_index_;
+}
+
+PageHeap::SmallIndex& PageHeap::small_index_for(SpanState state) noexcept {
+  return state == SpanState::kFreeDirty ? dirty_small_ : clean_small_;
+}
+
+void PageHeap::index_insert(Span* s, SpanState state) noexcept {
+  ++free_span_count_;
+  if (s->pages <= kSmallSpanPages) {
+    SmallIndex& small = small_index_for(state);
+    small.by_pages[s->pages].push_back(s);
+    small.nonempty[s->pages / 64] |= std::uint64_t{1} << (s->pages % 64);
+  } else {
+    index_for(state).emplace(s->pages, s->first_page);
+  }
+}
+
+void PageHeap::index_erase(Span* s, SpanState state) noexcept {
+  --free_span_count_;
+  if (s->pages <= kSmallSpanPages) {
+    SmallIndex& small = small_index_for(state);
+    small.by_pages[s->pages].remove(s);
+    if (small.by_pages[s->pages].empty()) {
+      small.nonempty[s->pages / 64] &= ~(std::uint64_t{1} << (s->pages % 64));
+    }
+  } else {
+    index_for(state).erase({s->pages, s->first_page});
+  }
 }
 
 void PageHeap::set_edges(Span* s) noexcept {
@@ -64,7 +103,7 @@ void PageHeap::insert_free(Span* s, SpanState state, std::int64_t freed_at) noex
   s->size_class = 0;
   s->freed_at_ns = freed_at;
   set_edges(s);
-  index_for(state).emplace(s->pages, s->first_page);
+  index_insert(s, state);
   if (state == SpanState::kFreeDirty) {
     dirty_by_age_.push_back(s);
     dirty_pages_ += s->pages;
@@ -74,7 +113,7 @@ void PageHeap::insert_free(Span* s, SpanState state, std::int64_t freed_at) noex
 }
 
 void PageHeap::remove_free(Span* s) noexcept {
-  index_for(s->state).erase({s->pages, s->first_page});
+  index_erase(s, s->state);
   if (s->state == SpanState::kFreeDirty) {
     dirty_by_age_.remove(s);
     dirty_pages_ -= s->pages;
@@ -108,6 +147,18 @@ void PageHeap::insert_free_coalesced(Span* s, SpanState state, std::int64_t free
 }
 
 Span* PageHeap::take_best_fit(SpanState state, std::size_t pages) noexcept {
+  if (pages <= kSmallSpanPages) {
+    SmallIndex& small = small_index_for(state);
+    for (std::size_t word = pages / 64; word < std::size(small.nonempty); ++word) {
+      std::uint64_t bits = small.nonempty[word];
+      if (word == pages / 64) bits &= ~std::uint64_t{0} << (pages % 64);
+      if (bits != 0) {
+        Span* s = small.by_pages[word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))].front();
+        remove_free(s);
+        return s;
+      }
+    }
+  }
   SizeIndex& index = index_for(state);
   auto it = index.lower_bound({pages, 0});
   if (it == index.end()) return nullptr;
@@ -244,7 +295,7 @@ std::size_t PageHeap::release(std::int64_t freed_before_ns) noexcept {
              dirty_by_age_.front()->freed_at_ns <= freed_before_ns) {
         Span* s = dirty_by_age_.front();
         dirty_by_age_.remove(s);
-        dirty_index_.erase({s->pages, s->first_page});
+        index_erase(s, SpanState::kFreeDirty);
         s->state = SpanState::kReleasing;  // in no index: nobody merges with it or takes it
         releasing_[n++] = s;
       }
@@ -270,7 +321,7 @@ std::size_t PageHeap::release(std::int64_t freed_before_ns) noexcept {
 
 std::size_t PageHeap::mappings() const noexcept {
   std::lock_guard lock(mu_);
-  return reservation_.mappings() + (map_.ok() ? 1 : 0);
+  return reservation_.mappings() + (map_.ok() ? 1 : 0) + metadata_.mappings();
 }
 
 PageHeapCounters PageHeap::counters() const {
@@ -280,12 +331,14 @@ PageHeapCounters PageHeap::counters() const {
   c.dirty_free_pages = dirty_pages_;
   c.clean_free_pages = clean_pages_;
   c.committed_bytes = reservation_.committed();
-  c.reserved_bytes = reservation_.size() + (map_.ok() ? map_.pages() * (sizeof(Span*) + 1) : 0);
+  c.reserved_bytes = reservation_.size() + (map_.ok() ? map_.pages() * (sizeof(Span*) + 1) : 0) +
+                     metadata_.reserved();
   c.released_bytes_total = released_bytes_total_;
   c.release_system_calls_total = os_release_.system_calls();
-  c.commit_calls_total = reservation_.mmap_calls();
-  c.reservation_mappings = reservation_.mappings() + (map_.ok() ? 1 : 0);
-  c.free_spans = dirty_index_.size() + clean_index_.size();
+  c.commit_calls_total = reservation_.mmap_calls() + metadata_.mmap_calls();
+  c.reservation_mappings = reservation_.mappings() + (map_.ok() ? 1 : 0) + metadata_.mappings();
+  c.metadata_committed_bytes = metadata_.committed();
+  c.free_spans = free_span_count_;
   return c;
 }
 

@@ -7,9 +7,11 @@
 // Free spans are dirty (touched, still held) or clean (released, or never touched). The two
 // never merge, so held bytes stay exact: allocation prefers dirty spans (no page faults, no
 // growth), then clean ones, then commits more of the reservation. Within a kind it takes the
-// smallest span that fits, lowest address first, which keeps fragmentation and the committed
-// frontier low. Dirty spans are also kept in the order they were freed, so decay releases the
-// oldest first without scanning.
+// smallest span that fits: spans of up to kSmallSpanPages pages sit in a list per exact size
+// (O(1), with a bitmap of the non-empty lists: the Zig pattern frees 100,000 two-page spans),
+// larger ones in an ordered set, lowest address first among equals, which keeps fragmentation
+// and the committed frontier low. Dirty spans are also kept in the order they were freed, so
+// decay releases the oldest first without scanning.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "probes/canary/address_reservation.hpp"
+#include "probes/canary/metadata_arena.hpp"
 #include "probes/canary/os_release.hpp"
 #include "probes/canary/page_map.hpp"
 #include "probes/canary/size_classes.hpp"
@@ -39,16 +42,17 @@ struct PageHeapCounters {
   std::uint64_t commit_calls_total = 0;
   std::size_t reservation_mappings = 0;
   std::size_t free_spans = 0;
+  std::size_t metadata_committed_bytes = 0;
 };
 
 class PageHeap {
  public:
-  PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes) noexcept;
+  PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages) noexcept;
   ~PageHeap();
   PageHeap(const PageHeap&) = delete;
   PageHeap& operator=(const PageHeap&) = delete;
 
-  bool ok() const noexcept { return reservation_.ok() && map_.ok(); }
+  bool ok() const noexcept { return reservation_.ok() && map_.ok() && metadata_.ok(); }
   std::uintptr_t base() const noexcept { return reservation_.base(); }
   std::size_t reserved_bytes() const noexcept { return reservation_.size(); }
   const PageMap& map() const noexcept { return map_; }
@@ -71,13 +75,24 @@ class PageHeap {
   std::size_t mappings() const noexcept;
 
   static std::int64_t now_ns() noexcept;
+  // Page-aligned memory from the bookkeeping arena, never given back (the decay thread's stack).
+  void* allocate_metadata_pages(std::size_t bytes) noexcept;
 
  private:
-  using SizeIndex = std::set<std::pair<std::size_t, std::size_t>>;  // (pages, first page)
+  static constexpr std::size_t kSmallSpanPages = 128;
+  struct SmallIndex {
+    SpanSizeList by_pages[kSmallSpanPages + 1];
+    std::uint64_t nonempty[(kSmallSpanPages + 1 + 63) / 64] = {};
+  };
+  using SizeKey = std::pair<std::size_t, std::size_t>;  // (pages, first page)
+  using SizeIndex = std::set<SizeKey, std::less<SizeKey>, ArenaStlAllocator<SizeKey>>;
 
   Span* new_span_record() noexcept;
   void recycle_span_record(Span* s) noexcept;
   SizeIndex& index_for(SpanState state) noexcept;
+  SmallIndex& small_index_for(SpanState state) noexcept;
+  void index_insert(Span* s, SpanState state) noexcept;
+  void index_erase(Span* s, SpanState state) noexcept;
   void set_edges(Span* s) noexcept;
   void insert_free(Span* s, SpanState state, std::int64_t freed_at) noexcept;
   void remove_free(Span* s) noexcept;
@@ -89,18 +104,21 @@ class PageHeap {
 
   AddressReservation reservation_;
   PageMap map_;
+  MetadataArena metadata_;
   const std::size_t ceiling_pages_;
 
   mutable std::mutex mu_;
-  SizeIndex dirty_index_;
-  SizeIndex clean_index_;
+  SizeIndex dirty_index_{ArenaStlAllocator<SizeKey>(&metadata_)};
+  SizeIndex clean_index_{ArenaStlAllocator<SizeKey>(&metadata_)};
+  SmallIndex dirty_small_;
+  SmallIndex clean_small_;
+  std::size_t free_span_count_ = 0;
   SpanList dirty_by_age_;
   std::size_t committed_pages_ = 0;
   std::size_t in_use_pages_ = 0;
   std::size_t dirty_pages_ = 0;  // includes spans being released right now
   std::size_t clean_pages_ = 0;
   std::uint64_t released_bytes_total_ = 0;
-  std::vector<std::unique_ptr<Span[]>> span_chunks_;
   Span* spare_records_ = nullptr;
 
   std::mutex release_mu_;  // one release at a time; guards the batch below

@@ -19,7 +19,8 @@ class PageMap {
  public:
   explicit PageMap(std::size_t pages) noexcept : pages_(pages) {
     bytes_ = pages * (sizeof(Span*) + 1);
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return;
     spans_ = static_cast<Span**>(p);
     classes_ = reinterpret_cast<std::uint8_t*>(spans_ + pages);

@@ -23,11 +23,18 @@ struct ThreadFreeList {
   // Written by the owning thread only (a load and a store, no read-modify-write); atomic so that
   // stats() may read it from another thread.
   std::atomic<std::uint32_t> length{0};
-  std::uint32_t max_length = 0;
+  // Frees beyond this go to the slow path, which hands a batch back. Another thread at a ceiling
+  // sets it to 0 (with ThreadCache::drain_requested), so the owner's next free drains the cache.
+  std::atomic<std::uint32_t> max_length{0};
 };
 
-struct ThreadCache {
+// Cache-line aligned: two threads' caches never share a line.
+struct alignas(64) ThreadCache {
   std::uint64_t owner_id = 0;
+  unsigned shard = 0;  // which central list shard this thread refills from
+  // Set by another thread that met the process ceiling: the owner returns everything it caches
+  // at its next slow path. (Taking the objects directly would race with the lock-free fast path.)
+  std::atomic<bool> drain_requested{false};
   ThreadFreeList lists[kNumClasses];
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -157,8 +158,12 @@ TEST(SizeClassAllocator, ZigPatternKeepsMappingsBoundedAndReturnsTheFreedHalf) {
   ASSERT_NE(one_mib, nullptr);
   touch_pages(one_mib, kMiB);
   const std::size_t maps_after = mapping_count();
-  EXPECT_LE(maps_after, maps_before + 4) << "before " << maps_before << ", after " << maps_after;
-  EXPECT_LE(a.stats().mappings, 3u);
+  // Measured: +0 (both reservations are split into their two mappings at construction, the
+  // bookkeeping and the decay thread's stack live inside them). Slack for the C library, and
+  // under ASan for its shadow and heap, which map as they go (+8 measured).
+  EXPECT_LE(maps_after, maps_before + (detail::kAsanMode ? 16 : 2))
+      << "before " << maps_before << ", after " << maps_after;
+  EXPECT_LE(a.stats().mappings, 5u);
 
   // The 1-byte object took one page of a hole for its span; every other freed page goes back.
   const std::size_t freed = kBlocks / 2 * kBlock;
@@ -236,6 +241,58 @@ TEST(SizeClassAllocator, AtTheProcessCeilingFailsCleanlyAndRecovers) {
   void* after = a.allocate(32 * kMiB);
   EXPECT_NE(after, nullptr);
   a.deallocate(after);
+  EXPECT_EQ(a.stats().live_bytes, 0u);
+}
+
+// At the ceiling, objects cached by other threads cannot be taken from under their lock-free
+// fast paths: those threads are asked to drain, and do at their next free.
+TEST(SizeClassAllocator, AtTheCeilingOtherThreadsCachesDrainAtTheirNextFree) {
+  AllocatorOptions options = no_decay();
+  options.process_ceiling_bytes = 16 * kMiB;
+  SizeClassAllocator a(options);
+  auto cached_bytes = [&] {
+    std::size_t total = 0;
+    for (const ClassStats& c : a.stats().classes) total += c.cached_bytes;
+    return total;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  int step = 0;
+  std::thread other([&] {
+    std::vector<void*> objects;
+    for (int i = 0; i < 200; ++i) objects.push_back(a.allocate(1000));
+    for (void* p : objects) a.deallocate(p);  // the last ones stay in this thread's cache
+    std::unique_lock lock(mu);
+    step = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 2; });
+    a.deallocate(a.allocate(1000));  // a free after the request: drains
+    step = 3;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 4; });
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return step == 1; });
+  }
+  EXPECT_GT(cached_bytes(), 0u);
+  std::vector<void*> blocks;
+  while (void* p = a.allocate(kMiB)) blocks.push_back(p);
+  EXPECT_GE(a.stats().ceiling_hits_total, 1u);
+  {
+    std::unique_lock lock(mu);
+    step = 2;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 3; });
+  }
+  EXPECT_EQ(cached_bytes(), 0u);
+  for (void* p : blocks) a.deallocate(p);
+  {
+    std::lock_guard lock(mu);
+    step = 4;
+    cv.notify_all();
+  }
+  other.join();
   EXPECT_EQ(a.stats().live_bytes, 0u);
 }
 
@@ -384,6 +441,33 @@ TEST(SizeClassAllocator, ThreadsFreeingEachOthersObjectsKeepStatsExact) {
   s = a.stats();
   EXPECT_EQ(s.live_bytes, 0u);
   EXPECT_EQ(s.held_bytes, 0u);
+}
+
+// Two threads filling a fresh allocator at once race for every new span: neither may come away
+// empty-handed (a refill that found its new span emptied by the other thread used to fail).
+TEST(SizeClassAllocator, ConcurrentRefillsNeverFailSpuriously) {
+  for (int round = 0; round < 6; ++round) {
+    SizeClassAllocator a;
+    std::atomic<int> failures{0};
+    auto fill = [&](unsigned seed) {
+      std::mt19937 rng(seed);
+      std::vector<void*> mine;
+      for (int i = 0; i < 20000; ++i) {
+        void* p = a.allocate(16 + rng() % 1009);
+        if (p == nullptr) {
+          ++failures;
+          continue;
+        }
+        mine.push_back(p);
+      }
+      for (void* p : mine) a.deallocate(p);
+    };
+    std::thread other(fill, 7 + round);
+    fill(1000 + round);
+    other.join();
+    ASSERT_EQ(failures.load(), 0) << "round " << round;
+    EXPECT_EQ(a.stats().failed_allocations_total, 0u);
+  }
 }
 
 // Several instances in one thread, and a thread outliving an instance it used.

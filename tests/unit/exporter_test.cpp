@@ -235,14 +235,25 @@ double sample_value(const std::string& text, const std::string& series) {
   return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size() + 2));
 }
 
-TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
-  auto snap = std::make_shared<Snapshot>();
-  snap->reclaim_stall = stall_section();
-  SnapshotStore store(1);
-  store.publish(snap);
+// A snapshot holding only what the test put in it, published and rendered as /metrics would.
+struct Rendered {
+  explicit Rendered(Snapshot snapshot) : collector(store, {}) {
+    store.publish(std::make_shared<Snapshot>(std::move(snapshot)));
+    collector.render_text(text);
+  }
+  double value(const std::string& series) const { return sample_value(text, series); }
+  SnapshotStore store{1};
+  SnapshotCollector collector;
   std::string text;
-  SnapshotCollector(store, {}).render_text(text);
-  auto value = [&text](const std::string& series) { return sample_value(text, series); };
+};
+
+
+TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
+  Snapshot snap;
+  snap.reclaim_stall = stall_section();
+  const Rendered r(std::move(snap));
+  const std::string& text = r.text;
+  auto value = [&r](const std::string& series) { return r.value(series); };
   const std::string c = R"(cgroup="/job \"a\"")";
   EXPECT_EQ(value("memdiag_reclaim_stall_seconds_count{kind=\"memcg\"," + c + "}"), 9);
   EXPECT_DOUBLE_EQ(value("memdiag_reclaim_stall_seconds_sum{kind=\"memcg\"," + c + "}"), 0.0015);
@@ -265,14 +276,10 @@ TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
 }
 
 TEST(ReclaimStallExport, FastTextEqualsPrometheusCppSerializer) {
-  auto snap = std::make_shared<Snapshot>();
-  snap->reclaim_stall = stall_section();
-  SnapshotStore store(1);
-  store.publish(snap);
-  SnapshotCollector collector(store, {});
-  std::string fast;
-  collector.render_text(fast);
-  expect_same_as_prometheus_cpp(fast, collector);
+  Snapshot snap;
+  snap.reclaim_stall = stall_section();
+  const Rendered r(std::move(snap));
+  expect_same_as_prometheus_cpp(r.text, r.collector);
 }
 
 ProcessSection process_section() {
@@ -305,13 +312,11 @@ ProcessSection process_section() {
 }
 
 TEST(ProcessExport, SelectedProcessesThresholdHistogramAndCgroupSums) {
-  auto snap = std::make_shared<Snapshot>();
-  snap->processes = process_section();
-  SnapshotStore store(1);
-  store.publish(snap);
-  std::string text;
-  SnapshotCollector(store, {}).render_text(text);
-  auto value = [&text](const std::string& series) { return sample_value(text, series); };
+  Snapshot snap;
+  snap.processes = process_section();
+  const Rendered r(std::move(snap));
+  const std::string& text = r.text;
+  auto value = [&r](const std::string& series) { return r.value(series); };
   const std::string zig = R"(pid="4242",comm="zig \"test\"")";
   EXPECT_EQ(value("memdiag_process_map_areas{" + zig + "}"), 900);
   EXPECT_EQ(value("memdiag_process_map_areas{pid=\"7\",comm=\"memdiagd\"}"), 120);
@@ -334,14 +339,10 @@ TEST(ProcessExport, SelectedProcessesThresholdHistogramAndCgroupSums) {
 }
 
 TEST(ProcessExport, FastTextEqualsPrometheusCppSerializer) {
-  auto snap = std::make_shared<Snapshot>();
-  snap->processes = process_section();
-  SnapshotStore store(1);
-  store.publish(snap);
-  SnapshotCollector collector(store, {});
-  std::string fast;
-  collector.render_text(fast);
-  expect_same_as_prometheus_cpp(fast, collector);
+  Snapshot snap;
+  snap.processes = process_section();
+  const Rendered r(std::move(snap));
+  expect_same_as_prometheus_cpp(r.text, r.collector);
 }
 
 CanarySection canary_section() {
@@ -362,14 +363,10 @@ CanarySection canary_section() {
 }
 
 TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
-  auto snap = std::make_shared<Snapshot>();
-  snap->canary = canary_section();
-  SnapshotStore store(1);
-  store.publish(snap);
-  std::string text;
-  SnapshotCollector collector(store, {});
-  collector.render_text(text);
-  auto value = [&text](const std::string& series) { return sample_value(text, series); };
+  Snapshot snap;
+  snap.canary = canary_section();
+  const Rendered r(std::move(snap));
+  auto value = [&r](const std::string& series) { return r.value(series); };
   const std::string node = R"(cgroup="/system.slice/memdiagd.service")";
   EXPECT_EQ(value("memdiag_canary_page_fault_seconds_count{" + node + "}"), 4);
   EXPECT_DOUBLE_EQ(value("memdiag_canary_page_fault_seconds_sum{" + node + "}"), 87000e-9);
@@ -384,7 +381,7 @@ TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
   EXPECT_EQ(value("memdiag_canary_running{cgroup=\"/kubepods/pod-a\"}"), 1);
   EXPECT_EQ(value("memdiag_allocator_released_bytes_total"), 16 << 20);
   EXPECT_EQ(value("memdiag_allocator_mappings"), 2);
-  expect_same_as_prometheus_cpp(text, collector);
+  expect_same_as_prometheus_cpp(r.text, r.collector);
 }
 
 TEST(TextSink, EscapesAndSpecialValues) {
