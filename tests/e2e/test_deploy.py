@@ -1,6 +1,7 @@
 """What deploy/ ships, checked with the tools that will read it: the alert rules load in promtool
-and pass their unit tests (each alert fires on what should fire it), every metric they use is one
-the real daemon exports, the scrape job is valid config, and the systemd unit passes `systemd-analyze verify` with its ExecStart
+and pass their unit tests (each alert fires on what should fire it), every metric they and the
+Grafana dashboard use is one the real daemon exports (test_prometheus.py runs both in a real
+Prometheus), the scrape job is valid config, and the systemd unit passes `systemd-analyze verify` with its ExecStart
 pointing at the built daemon and the example config (which the daemon accepts)."""
 import os
 import re
@@ -16,6 +17,7 @@ RULES = os.path.join(DEPLOY, "prometheus", "memdiag-alerts.yml")
 RULE_TESTS = os.path.join(DEPLOY, "prometheus", "memdiag-alerts.test.yml")
 UNIT = os.path.join(DEPLOY, "systemd", "memdiagd.service")
 EXAMPLE_CONFIG = os.path.join(DEPLOY, "memdiagd.yaml")
+DASHBOARD = os.path.join(DEPLOY, "grafana", "memdiag.json")
 
 
 def tool(*args):
@@ -35,15 +37,16 @@ class AlertRules(unittest.TestCase):
         rc, out = tool("promtool", "check", "config", "--syntax-only", os.path.join(DEPLOY, "prometheus", "scrape.yml"))
         self.assertEqual(rc, 0, out)
 
-    def test_every_metric_the_rules_use_is_exported_by_the_daemon(self):
+    def test_every_metric_the_rules_and_the_dashboard_use_is_exported_by_the_daemon(self):
         p = run("--once", "--config", EXAMPLE_CONFIG, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         families = set(re.findall(r"^# TYPE (\S+) ", p.stdout, re.M))
-        with open(RULES) as f:
-            used = set(re.findall(r"\bmemdiag_[a-z0-9_]+", f.read()))
-        self.assertTrue(used)
-        missing = sorted(n for n in used if re.sub(r"_(bucket|sum|count)$", "", n) not in families and n not in families)
-        self.assertEqual(missing, [], "alert rules use metrics the daemon does not export")
+        for path in (RULES, DASHBOARD):
+            with open(path) as f:
+                used = set(re.findall(r"\bmemdiag_[a-z0-9_]+", f.read()))
+            self.assertGreater(len(used), 5, path)
+            missing = sorted(n for n in used if re.sub(r"_(bucket|sum|count)$", "", n) not in families)
+            self.assertEqual(missing, [], "%s uses metrics the daemon does not export" % path)
 
 
 @unittest.skipUnless(shutil.which("systemd-analyze"), "needs systemd-analyze")

@@ -1,5 +1,7 @@
 """A real Prometheus server (Debian's prometheus 2.x) scrapes the real memdiagd on loopback:
-the exposition is accepted, counters are usable in rate(), and values match /proc."""
+the exposition is accepted, counters are usable in rate(), and values match /proc. The shipped
+alert rules are loaded into it and evaluate without errors on the real data, and every query of
+the shipped Grafana dashboard runs."""
 import json
 import os
 import shutil
@@ -10,15 +12,22 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from harness import Daemon, die_with_parent, free_port
+from harness import REPO, Daemon, die_with_parent, free_port
+
+RULES = os.path.join(REPO, "deploy", "prometheus", "memdiag-alerts.yml")
+DASHBOARD = os.path.join(REPO, "deploy", "grafana", "memdiag.json")
 
 
-def query(port, expr):
-    url = "http://127.0.0.1:%d/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": expr}))
+def api(port, path, **params):
+    url = "http://127.0.0.1:%d/api/v1/%s?%s" % (port, path, urllib.parse.urlencode(params))
     with urllib.request.urlopen(url, timeout=5) as resp:
         body = json.load(resp)
     assert body["status"] == "success", body
-    return body["data"]["result"]
+    return body["data"]
+
+
+def query(port, expr):
+    return api(port, "query", query=expr)["result"]
 
 
 class PrometheusScrapesMemdiagd(unittest.TestCase):
@@ -42,7 +51,8 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             config = os.path.join(self.tmp, "prometheus.yml")
             with open(config, "w") as f:
                 f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                        "scrape_configs:\n"
+                        "rule_files: ['%s']\n"
+                        "scrape_configs:\n" % RULES +
                         "  - job_name: memdiag\n"
                         "    static_configs: [{targets: ['%s']}]\n" % d.address)
             self.prom = subprocess.Popen(
@@ -80,6 +90,32 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             # Prometheus's own view of the scrape: no samples rejected for bad names or types.
             samples = query(prom_port, 'scrape_samples_scraped{job="memdiag"}')
             self.assertGreater(float(samples[0]["value"][1]), 250)
+
+            # The shipped alert rules, evaluated by this Prometheus on the real data.
+            def rules():
+                groups = api(prom_port, "rules")["groups"]
+                found = [r for g in groups for r in g["rules"]]
+                return found if found and all(r.get("lastEvaluation", "").startswith("2") and
+                                              not r["lastEvaluation"].startswith("0001") for r in found) else None
+            deadline = time.monotonic() + 20
+            evaluated = None
+            while time.monotonic() < deadline and not evaluated:
+                evaluated = rules()
+                time.sleep(0.5)
+            self.assertIsNotNone(evaluated, "alert rules never evaluated")
+            self.assertEqual(len(evaluated), 8)
+            for r in evaluated:
+                self.assertEqual(r["health"], "ok", r)
+
+            # Every query of the shipped dashboard runs (the instance variable as "all").
+            with open(DASHBOARD) as f:
+                dashboard = json.load(f)
+            exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+            self.assertGreater(len(exprs), 10)
+            for expr in exprs:
+                query(prom_port, expr.replace("$instance", ".*"))
+            # Queries that must have data on any node: PSI (when the kernel has it), overcommit.
+            self.assertTrue(query(prom_port, dashboard["panels"][4]["targets"][0]["expr"].replace("$instance", ".*")))
 
 
 if __name__ == "__main__":
