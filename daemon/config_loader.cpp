@@ -40,6 +40,9 @@ Config default_config() {
 
 namespace {
 
+constexpr std::size_t kCanaryCeilingMargin = 1u << 20;
+constexpr std::size_t kMaxCanaryCgroups = 32;
+
 // Thrown only inside this file and turned into a ConfigError value at its edge.
 struct Refusal {
   ConfigError error;
@@ -291,22 +294,30 @@ class Loader {
               patterns(v, full);
         }
       });
-      if (source.options.canary.working_set_bytes > source.options.canary.ceiling_bytes) {
+      // The allocator rounds small classes up to whole spans: 1 MiB of room keeps every cycle
+      // under the ceiling.
+      if (source.options.canary.working_set_bytes + kCanaryCeilingMargin > source.options.canary.ceiling_bytes) {
         refuse(value["working_set_bytes"] ? value["working_set_bytes"] : value, prefix + ".working_set_bytes",
-               "must not exceed ceiling_bytes (" + std::to_string(source.options.canary.ceiling_bytes) + ")");
+               "must be at least 1 MiB below ceiling_bytes (" + std::to_string(source.options.canary.ceiling_bytes) +
+                   ")");
       }
     });
   }
 
-  // A list of memory cgroup paths, each absolute, without "..".
+  // A list of memory cgroup paths, each absolute, without "..", each once; a child process runs
+  // in each, so the list is short.
   std::vector<std::string> cgroup_paths(const YAML::Node& node, const std::string& key) const {
     if (!node.IsSequence()) refuse(node, key, "expected a list of cgroup paths, like [\"/kubepods/pod-x\"]");
+    if (node.size() > kMaxCanaryCgroups) {
+      refuse(node, key, "at most " + std::to_string(kMaxCanaryCgroups) + " cgroups, got " + std::to_string(node.size()));
+    }
     std::vector<std::string> out;
     for (const auto& item : node) {
       const std::string path = scalar(item, key);
       if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string::npos) {
         refuse(item, key, "a cgroup path starting with '/' below the hierarchy root, without '..', got '" + path + "'");
       }
+      if (std::find(out.begin(), out.end(), path) != out.end()) refuse(item, key, "'" + path + "' is listed twice");
       out.push_back(path);
     }
     return out;

@@ -1,6 +1,5 @@
 #include "daemon/sources.hpp"
 
-#include <unistd.h>
 
 #include "probes/canary/canary_source.hpp"
 #include "probes/linux/process_source.hpp"
@@ -40,7 +39,8 @@ class BuiltWithoutBpf final : public Source {
 std::unique_ptr<Source> make_source(std::string_view name, const KernelPaths& paths, const SourceOptions& options) {
   if (name == "canary") return canary::make_canary_source(paths, options);
   if (name == kProcesses) {
-    return std::make_unique<ProcessSource>(paths, options, bpf_process_scanner(options.btf_path), ::getpid());
+    return std::make_unique<ProcessSource>(paths, options, bpf_process_scanner(options.btf_path),
+                                           own_pid_in(paths.procfs));
   }
   if (name != kReclaimStall) return make_linux_source(name, paths, options);
 #ifdef MEMDIAG_HAVE_BPF

@@ -3,9 +3,18 @@
 #include <charconv>
 #include <cmath>
 
+#include "probes/core/utf8_text.hpp"
+
 namespace memdiag::prom {
 
 using prometheus::MetricType;
+
+namespace {
+
+// Label values reach Prometheus as valid UTF-8 whatever their source (see utf8_text.hpp).
+std::string label_value(std::string_view value) { return utf8::to_valid(value); }
+
+}  // namespace
 
 void FamilySink::family(std::string_view name, std::string_view help, MetricType type) {
   auto& f = families_.emplace_back();
@@ -18,7 +27,7 @@ void FamilySink::sample(const LabelView* labels, std::size_t count, double value
   auto& family = families_.back();
   auto& metric = family.metric.emplace_back();
   metric.label.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), std::string(labels[i].value)});
+  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), label_value(labels[i].value)});
   if (family.type == MetricType::Counter) {
     metric.counter.value = value;
   } else {
@@ -29,7 +38,7 @@ void FamilySink::sample(const LabelView* labels, std::size_t count, double value
 void FamilySink::histogram(const LabelView* labels, std::size_t count, const HistogramView& h) {
   auto& metric = families_.back().metric.emplace_back();
   metric.label.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), std::string(labels[i].value)});
+  for (std::size_t i = 0; i < count; ++i) metric.label.push_back({std::string(labels[i].name), label_value(labels[i].value)});
   metric.histogram.sample_count = h.count;
   metric.histogram.sample_sum = h.sum;
   metric.histogram.bucket.reserve(h.buckets);
@@ -53,10 +62,20 @@ void append_escaped(std::string& out, std::string_view text, bool quote) {
   // Almost nothing needs escaping: check with a plain loop (find_first_of runs a memchr per
   // character), then copy the whole text at once.
   bool plain = true;
-  for (char c : text) plain = plain && c != '\\' && c != '\n' && !(quote && c == '"');
-  if (plain) {
+  bool ascii = true;
+  for (char c : text) {
+    plain = plain && c != '\\' && c != '\n' && !(quote && c == '"');
+    ascii = ascii && (static_cast<unsigned char>(c) & 0x80) == 0;
+  }
+  if (plain && ascii) {
     out += text;
     return;
+  }
+  // Label values (quote) that are not valid UTF-8 would make Prometheus refuse the scrape.
+  std::string valid;
+  if (quote && !ascii) {
+    valid = utf8::to_valid(text);
+    text = valid;
   }
   for (char c : text) {
     if (c == '\\') {

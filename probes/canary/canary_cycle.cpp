@@ -28,8 +28,12 @@ void run_cycle(alloc::SizeClassAllocator& allocator, std::size_t working_set_byt
   bool failed = false;
   const std::uint64_t cycle_start = now_ns();
   // Cycle through the block sizes so every class is exercised every cycle.
-  for (std::size_t taken = 0, k = 0; taken < working_set_bytes && count < kMaxBlocks; ++k) {
-    const std::size_t size = kBlockSizes[k % std::size(kBlockSizes)];
+  for (std::size_t taken = 0, k = 0; working_set_bytes - taken >= page && count < kMaxBlocks; ++k) {
+    // The next size in turn, or the largest that still fits: the cycle never asks for more
+    // than the working set (the allocator's ceiling is checked against it).
+    std::size_t size = kBlockSizes[k % std::size(kBlockSizes)];
+    for (std::size_t i = std::size(kBlockSizes); size > working_set_bytes - taken && i-- > 0;) size = kBlockSizes[i];
+    if (size > working_set_bytes - taken) break;
     void* p = allocator.allocate(size, page);
     if (p == nullptr) {
       failed = true;

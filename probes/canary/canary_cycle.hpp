@@ -16,7 +16,7 @@ namespace memdiag::canary {
 // every touched page belongs to one block and its first touch is its fault.
 inline constexpr std::size_t kBlockSizes[] = {4096, 8192, 16384, 65536, 262144, 1048576};
 
-// Runs one cycle of `working_set_bytes` (rounded up to whole blocks) and adds its page-fault
+// Runs one cycle of `working_set_bytes` (rounded down to whole pages) and adds its page-fault
 // and cycle times to `reading`; counts a failure (and frees what it got) if an allocation fails.
 void run_cycle(alloc::SizeClassAllocator& allocator, std::size_t working_set_bytes, CanaryReading& reading);
 

@@ -1,5 +1,7 @@
 #include "probes/canary/canary_source.hpp"
 
+#include <exception>
+
 #include "probes/linux/cgroup_hierarchy.hpp"
 #include "probes/linux/process_status_parser.hpp"
 
@@ -28,12 +30,22 @@ Status CanarySource::probe() {
   }
   if (hierarchy) {
     for (const std::string& cgroup : settings_.cgroups) {
+      // The daemon's own canary runs there already; a second would repeat its series.
+      if (cgroup == own_cgroup_) continue;
       std::vector<std::string> dirs = {hierarchy->root + cgroup};
       cgroup_canaries_.push_back(std::make_unique<CgroupCanary>(cgroup, std::move(dirs), runner_options_));
     }
   }
-  runner_ = std::make_unique<CanaryRunner>(runner_options_);
-  runner_->start();
+  // Errors are values past this point: the runner's page or thread may be refused when the
+  // node is short of memory, and the sampler must hear it as a reason, not an exception.
+  try {
+    auto runner = std::make_unique<CanaryRunner>(runner_options_);
+    runner->start();
+    runner_ = std::move(runner);
+  } catch (const std::exception& e) {
+    cgroup_canaries_.clear();
+    return make_error(std::string("cannot start the canary: ") + e.what());
+  }
   return Ok{};
 }
 

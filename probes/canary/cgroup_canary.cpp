@@ -26,6 +26,9 @@ bool parse_number(const std::string& text, T& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// The child's exit status when it cannot move itself into the cgroup.
+constexpr int kCannotJoin = 3;
+
 // Writes all of `text` to an already open descriptor; async-signal-safe (used between fork and
 // exec).
 bool write_all(int fd, const char* text, std::size_t size) {
@@ -42,8 +45,8 @@ bool write_all(int fd, const char* text, std::size_t size) {
 }  // namespace
 
 int run_canary_child(const std::vector<std::string>& args) {
-  // working_set_bytes interval_ms ceiling_bytes backoff_psi_full psi_path
-  if (args.size() != 5) return 2;
+  // working_set_bytes interval_ms ceiling_bytes backoff_psi_full psi_path parent_pid
+  if (args.size() != 6) return 2;
   CanaryOptions options;
   long long interval_ms = 0;
   if (!parse_number(args[0], options.working_set_bytes) || !parse_number(args[1], interval_ms) ||
@@ -52,6 +55,8 @@ int run_canary_child(const std::vector<std::string>& args) {
   }
   options.interval = std::chrono::milliseconds(interval_ms);
   options.psi_path = args[4];
+  pid_t parent = 0;
+  if (!parse_number(args[5], parent)) return 2;
   ::signal(SIGPIPE, SIG_IGN);  // a gone parent shows as EPIPE: then stop
   CanaryRunner runner(options);
   for (;;) {
@@ -59,7 +64,9 @@ int run_canary_child(const std::vector<std::string>& args) {
     const CanaryReading reading = runner.reading();
     if (::write(STDOUT_FILENO, &reading, sizeof reading) != static_cast<ssize_t>(sizeof reading)) return 0;
     std::this_thread::sleep_for(options.interval);
-    if (::getppid() == 1) return 0;
+    // Orphaned (PR_SET_PDEATHSIG covers most ways; this the rest). Not "parent is 1": the
+    // daemon itself is pid 1 in a container.
+    if (::getppid() != parent) return 0;
   }
 }
 
@@ -94,7 +101,8 @@ void CgroupCanary::start() {
                                          std::to_string(options_.interval.count()),
                                          std::to_string(options_.ceiling_bytes),
                                          std::to_string(options_.backoff_psi_full),
-                                         options_.psi_path};
+                                         options_.psi_path,
+                                         std::to_string(::getpid())};
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -121,7 +129,7 @@ void CgroupCanary::start() {
     if (::getppid() != parent) ::_exit(0);
     // "0" moves the writing task itself into the cgroup: no pid formatting needed here.
     for (int fd : procs_fds) {
-      if (!write_all(fd, "0", 1)) ::_exit(3);
+      if (!write_all(fd, "0", 1)) ::_exit(kCannotJoin);
     }
     ::dup2(pipe_fds[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
     ::execv(argv[0], argv.data());
@@ -140,14 +148,27 @@ void CgroupCanary::start() {
   error_.clear();
 }
 
+void CgroupCanary::drain() {
+  if (from_child_ < 0) return;
+  // Keep the newest complete reading; readings are cumulative, so skipping old ones loses nothing.
+  CanaryReading incoming;
+  while (::read(from_child_, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) latest_ = incoming;
+}
+
 CgroupCanaryReading CgroupCanary::poll() {
   const auto now = std::chrono::steady_clock::now();
+  drain();  // before a reaped child's pipe is closed: its last readings count
   if (pid_ > 0) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      error_ = WIFEXITED(status) ? "canary child exited with status " + std::to_string(WEXITSTATUS(status))
-                                 : "canary child killed by signal " + std::to_string(WTERMSIG(status));
+      if (WIFEXITED(status) && WEXITSTATUS(status) == kCannotJoin) {
+        error_ = "the canary child could not join " + cgroup_ +
+                 " (on cgroup v2 a cgroup with controllers enabled below it takes no processes: name a leaf)";
+      } else {
+        error_ = WIFEXITED(status) ? "canary child exited with status " + std::to_string(WEXITSTATUS(status))
+                                   : "canary child killed by signal " + std::to_string(WTERMSIG(status));
+      }
       stop();
     }
   }
@@ -156,11 +177,7 @@ CgroupCanaryReading CgroupCanary::poll() {
     started_at_ = now;
     start();
   }
-  if (from_child_ >= 0) {
-    // Keep the newest complete reading; readings are cumulative, so skipping old ones loses nothing.
-    CanaryReading incoming;
-    while (::read(from_child_, &incoming, sizeof incoming) == static_cast<ssize_t>(sizeof incoming)) latest_ = incoming;
-  }
+  drain();
   CgroupCanaryReading out;
   out.cgroup = cgroup_;
   out.running = pid_ > 0;

@@ -39,6 +39,7 @@ class CgroupCanary {
  private:
   void start();
   void stop();
+  void drain();  // reads what the child sent so far
 
   std::string cgroup_;
   std::vector<std::string> cgroup_dirs_;

@@ -1,5 +1,7 @@
 #include "probes/core/process_selection.hpp"
 
+#include "probes/core/utf8_text.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -20,33 +22,11 @@ void mark_top(std::vector<std::uint32_t>& order, std::size_t n, Before before, s
   for (std::size_t i = 0; i < n; ++i) marks[order[i]] |= bit;
 }
 
-// A command name is whatever bytes a program put there (prctl, argv[0]); Prometheus refuses a
-// whole scrape over one label value that is not UTF-8. Invalid sequences and control
-// characters become '?'.
-std::string label_safe(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  for (std::size_t i = 0; i < name.size();) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len != 0 && i + len <= name.size();
-    for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(name[i + k]) >> 6) == 0x2;
-    if (len == 2 && c < 0xc2) valid = false;  // overlong
-    if (!valid || (len == 1 && (c < 0x20 || c == 0x7f))) {
-      out += '?';
-      ++i;
-      continue;
-    }
-    out.append(name.substr(i, len));
-    i += len;
-  }
-  return out;
-}
-
 SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why, const std::string* cgroup) {
   SelectedProcess s;
   s.pid = p.pid;
-  s.comm = label_safe(p.comm_view());
+  // Whatever bytes a program put there (prctl, argv[0]): valid UTF-8 and no control characters.
+  s.comm = utf8::to_valid(p.comm_view(), /*no_controls=*/true);
   if (cgroup != nullptr) s.cgroup = *cgroup;
   s.map_count = p.map_count;
   s.map_areas_ratio = ratio;

@@ -76,7 +76,7 @@ struct FdCloser {
 
 }  // namespace
 
-ProcProcessScanner::ProcProcessScanner(std::string procfs_root, CgroupVersion memory_version)
+ProcProcessScanner::ProcProcessScanner(std::string procfs_root, std::optional<CgroupVersion> memory_version)
     : procfs_root_(std::move(procfs_root)),
       memory_version_(memory_version),
       buffers_(std::make_unique<Buffers>()) {}
@@ -150,16 +150,18 @@ void ProcProcessScanner::scan_process(int pid, std::vector<ProcessMaps>& out) {
   // is still recorded (cgroup_key 0, unknown), since its map count is what matters, and the
   // problem is reported. Only a process that is gone is left out.
   std::uint64_t cgroup_key = 0;
-  std::string_view cgroup_text;
-  const Problem cgroup_read =
-      read_small_file(pid, "cgroup", buffers_->cgroup, sizeof buffers_->cgroup, cgroup_text);
-  if (cgroup_read == Problem::kVanished) return;
-  if (cgroup_read == Problem::kNone) {
-    auto cgroup = memory_cgroup_of(cgroup_text, memory_version_);
-    if (cgroup) {
-      cgroup_key = intern_cgroup(*cgroup);
-    } else {
-      note(Problem::kMalformed, pid, "cgroup", cgroup.error().message);
+  if (memory_version_) {
+    std::string_view cgroup_text;
+    const Problem cgroup_read =
+        read_small_file(pid, "cgroup", buffers_->cgroup, sizeof buffers_->cgroup, cgroup_text);
+    if (cgroup_read == Problem::kVanished) return;
+    if (cgroup_read == Problem::kNone) {
+      auto cgroup = memory_cgroup_of(cgroup_text, *memory_version_);
+      if (cgroup) {
+        cgroup_key = intern_cgroup(*cgroup);
+      } else {
+        note(Problem::kMalformed, pid, "cgroup", cgroup.error().message);
+      }
     }
   }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,8 +29,9 @@ namespace memdiag {
 class ProcProcessScanner final : public ProcessScanner {
  public:
   // procfs_root: "/proc" or a fixture tree laid out like it. memory_version: which line of
-  // PID/cgroup names the memory cgroup.
-  ProcProcessScanner(std::string procfs_root, CgroupVersion memory_version);
+  // PID/cgroup names the memory cgroup; none (no memory hierarchy found): cgroups are not read
+  // and every record's cgroup is unknown.
+  ProcProcessScanner(std::string procfs_root, std::optional<CgroupVersion> memory_version);
   ~ProcProcessScanner() override;
   ProcProcessScanner(const ProcProcessScanner&) = delete;
   ProcProcessScanner& operator=(const ProcProcessScanner&) = delete;
@@ -61,7 +63,7 @@ class ProcProcessScanner final : public ProcessScanner {
   };
 
   std::string procfs_root_;
-  CgroupVersion memory_version_;
+  std::optional<CgroupVersion> memory_version_;
   ProcessScanProblems problems_;
   int proc_fd_ = -1;
   std::unique_ptr<Buffers> buffers_;  // fixed read buffers, ~100 KiB: not on the caller's stack

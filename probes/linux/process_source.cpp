@@ -1,5 +1,7 @@
 #include "probes/linux/process_source.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 
 #include "probes/core/process_selection.hpp"
@@ -15,6 +17,14 @@ ProcessSource::ProcessSource(const KernelPaths& paths, const SourceOptions& opti
       self_pid_(self_pid),
       mountinfo_(paths.procfs + "/self/mountinfo"),
       max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64) {}
+
+int own_pid_in(const std::string& procfs) {
+  char target[32];
+  const ssize_t n = ::readlink((procfs + "/self").c_str(), target, sizeof target);
+  int pid = 0;
+  if (n > 0 && std::from_chars(target, target + n, pid).ec == std::errc() && pid > 0) return pid;
+  return ::getpid();
+}
 
 Status ProcessSource::try_bpf() {
   const auto now = std::chrono::steady_clock::now();
@@ -49,11 +59,16 @@ Status ProcessSource::probe() {
       if (try_bpf()) return Ok{};
       [[fallthrough]];
     case ProcessScanMode::kProcfs:
-      scanner_ = std::make_unique<ProcProcessScanner>(
-          paths_.procfs, hierarchy_ ? hierarchy_->version : CgroupVersion::kV2);
+      scanner_ = make_procfs_scanner();
       return Ok{};
   }
   return make_error("unknown process scan mode");
+}
+
+std::unique_ptr<ProcessScanner> ProcessSource::make_procfs_scanner() const {
+  // Without a memory hierarchy there is no telling which line of PID/cgroup to read.
+  return std::make_unique<ProcProcessScanner>(paths_.procfs,
+                                              hierarchy_ ? std::optional(hierarchy_->version) : std::nullopt);
 }
 
 Expected<std::uint64_t> ProcessSource::read_max_map_count() {
@@ -90,7 +105,15 @@ Status ProcessSource::sample(Snapshot& out) {
     max_map_count_problem_ = "ratios use the default vm.max_map_count 65530: " + read.error().message;
   }
 
-  if (auto scanned = scanner_->scan(processes_); !scanned) return scanned;
+  if (auto scanned = scanner_->scan(processes_); !scanned) {
+    // The iterator broke at run time: in auto mode /proc takes over (and the iterator is tried
+    // again after kRetryLoadAfter); the sampler would never probe a supported source again.
+    if (options_.process_scan != ProcessScanMode::kAuto || scanner_->mode() != "bpf_iter") return scanned;
+    bpf_failure_ = make_error("eBPF task iterator: " + scanned.error().message);
+    bpf_failed_at_ = std::chrono::steady_clock::now();
+    scanner_ = make_procfs_scanner();
+    if (auto again = scanner_->scan(processes_); !again) return again;
+  }
 
   ProcessSelectionOptions selection;
   selection.top_n = options_.top_processes;

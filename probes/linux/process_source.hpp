@@ -32,6 +32,10 @@ namespace memdiag {
 using BpfScannerOpener =
     std::function<Expected<std::unique_ptr<ProcessScanner>>(const std::optional<MemoryHierarchy>& hierarchy)>;
 
+// This process's pid as <procfs> numbers it (readlink of <procfs>/self), which is what the
+// scanners report when procfs is the host's /proc mounted elsewhere; getpid() when unreadable.
+int own_pid_in(const std::string& procfs);
+
 class ProcessSource final : public Source {
  public:
   static constexpr std::chrono::seconds kRetryLoadAfter{60};
@@ -53,6 +57,7 @@ class ProcessSource final : public Source {
   // Tries the eBPF scanner unless it failed less than kRetryLoadAfter ago.
   Status try_bpf();
   Expected<std::uint64_t> read_max_map_count();
+  std::unique_ptr<ProcessScanner> make_procfs_scanner() const;
 
   KernelPaths paths_;
   SourceOptions options_;

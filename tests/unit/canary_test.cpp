@@ -47,6 +47,24 @@ TEST(CanaryCycle, EveryCycleFaultsItsWorkingSetInAndGivesItBack) {
   EXPECT_GE(stats.released_bytes_total, 3 * working_set);
 }
 
+TEST(CanaryCycle, AWorkingSetOneMebibyteBelowTheCeilingAlwaysFits) {
+  // The config's rule (daemon/config_loader.cpp): the cycle never asks for more than the working
+  // set, and 1 MiB covers the allocator's rounding to spans.
+  for (std::size_t working_set : {std::size_t{8192}, std::size_t{1} << 20, std::size_t{4} << 20,
+                                  (std::size_t{16} << 20) + 12288}) {
+    alloc::AllocatorOptions options;
+    options.background_decay = false;
+    options.process_ceiling_bytes = working_set + (1u << 20);
+    alloc::SizeClassAllocator allocator(options);
+    CanaryReading reading;
+    for (int i = 0; i < 3; ++i) run_cycle(allocator, working_set, reading);
+    EXPECT_EQ(reading.failures, 0u) << working_set;
+    EXPECT_EQ(reading.cycles, 3u) << working_set;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(reading.page_fault.count, 3 * (working_set / page)) << "every page of the working set, no more";
+  }
+}
+
 TEST(CanaryCycle, AFailedAllocationIsAFailureAndLeavesNothingHeld) {
   alloc::AllocatorOptions options;
   options.background_decay = false;

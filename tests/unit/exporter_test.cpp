@@ -362,6 +362,16 @@ CanarySection canary_section() {
   return section;
 }
 
+TEST(Exposition, LabelValuesAreValidUtf8WhateverTheirSource) {
+  // A cgroup directory may be named with any bytes; Prometheus refuses a scrape over one.
+  Snapshot snap;
+  snap.processes = process_section();
+  snap.processes->cgroups.push_back(CgroupProcessTotals{"/bad\xed\xa0\x80\xff/caf\xc3\xa9", 1, 1, 1, 1, 1, 1});
+  const Rendered r(std::move(snap));
+  EXPECT_EQ(r.value("memdiag_cgroup_processes{cgroup=\"/bad????" "/caf\xc3\xa9\"}"), 1);
+  expect_same_as_prometheus_cpp(r.text, r.collector);
+}
+
 TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
   Snapshot snap;
   snap.canary = canary_section();

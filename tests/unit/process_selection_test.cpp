@@ -7,6 +7,7 @@
 #include <map>
 
 #include "probes/core/process_selection.hpp"
+#include "probes/core/utf8_text.hpp"
 
 namespace memdiag {
 namespace {
@@ -142,12 +143,33 @@ TEST(ProcessSelection, NothingAboveThresholdWithoutALimitAndEmptyScans) {
 
 TEST(ProcessSelection, CommandNamesBecomeValidLabelValues) {
   std::vector<ProcessMaps> all = {process(1, 10, 1, 1, "ok-name"), process(2, 10, 1, 1, "bad\xff\x01name"),
-                                  process(3, 10, 1, 1, "caf\xc3\xa9"), process(4, 10, 1, 1, "cut\xe2\x82")};
+                                  process(3, 10, 1, 1, "caf\xc3\xa9"), process(4, 10, 1, 1, "cut\xe2\x82"),
+                                  process(5, 10, 1, 1, "\xed\xa0\x80x\xe0\x80\x80")};
   const ProcessSection s = select_processes(all, 65530, {}, Names().namer());
   EXPECT_EQ(find(s, 1)->comm, "ok-name");
   EXPECT_EQ(find(s, 2)->comm, "bad??name");
   EXPECT_EQ(find(s, 3)->comm, "caf\xc3\xa9");  // valid UTF-8 stays
   EXPECT_EQ(find(s, 4)->comm, "cut??");        // a sequence cut short by the 15-byte limit
+  EXPECT_EQ(find(s, 5)->comm, "???x???");      // a surrogate and an overlong form: well formed, not valid
+}
+
+TEST(Utf8, SequenceLengthFollowsRfc3629) {
+  using utf8::sequence_length;
+  EXPECT_EQ(sequence_length("a"), 1u);
+  EXPECT_EQ(sequence_length("\xc3\xa9"), 2u);
+  EXPECT_EQ(sequence_length("\xc1\xbf"), 0u);              // overlong 2-byte
+  EXPECT_EQ(sequence_length("\xe0\x9f\xbf"), 0u);          // overlong 3-byte
+  EXPECT_EQ(sequence_length("\xe0\xa0\x80"), 3u);          // U+0800
+  EXPECT_EQ(sequence_length("\xed\x9f\xbf"), 3u);          // U+D7FF
+  EXPECT_EQ(sequence_length("\xed\xa0\x80"), 0u);          // U+D800, a surrogate
+  EXPECT_EQ(sequence_length("\xf0\x8f\xbf\xbf"), 0u);      // overlong 4-byte
+  EXPECT_EQ(sequence_length("\xf0\x90\x80\x80"), 4u);      // U+10000
+  EXPECT_EQ(sequence_length("\xf4\x8f\xbf\xbf"), 4u);      // U+10FFFF
+  EXPECT_EQ(sequence_length("\xf4\x90\x80\x80"), 0u);      // above U+10FFFF
+  EXPECT_EQ(sequence_length("\xf5\x80\x80\x80"), 0u);
+  EXPECT_EQ(sequence_length("\xe2\x82"), 0u);              // cut short
+  EXPECT_EQ(utf8::to_valid("a\x01\xff" "b"), "a\x01?b");
+  EXPECT_EQ(utf8::to_valid("a\x01\xff" "b", /*no_controls=*/true), "a??b");
 }
 
 }  // namespace

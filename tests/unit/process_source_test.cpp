@@ -45,12 +45,16 @@ TEST(ProcessSource, ReadsTheFixtureProcWithItsMaxMapCount) {
   EXPECT_EQ(find(s, 1)->selected_for, kSelf);
   EXPECT_EQ(find(s, 1)->comm, "systemd");
   EXPECT_EQ(find(s, 1)->map_count, 6u);  // 7 lines, one of them [vsyscall]
-  EXPECT_EQ(find(s, 1)->cgroup, "/init.scope");  // no mountinfo in the tree: the v2 line
+  // No mountinfo in the tree, so no memory hierarchy: which line of PID/cgroup would be the
+  // memory cgroup is unknown, and the cgroups are left unnamed rather than guessed.
+  EXPECT_EQ(find(s, 1)->cgroup, "");
   EXPECT_EQ(find(s, 4242)->selected_for, kAboveThreshold);
   EXPECT_EQ(find(s, 4242)->map_count, 12u);
   EXPECT_EQ(find(s, 4242)->rss_anon_bytes, 800768u * 1024);
   EXPECT_EQ(s.above_threshold, 1u);
-  EXPECT_EQ(s.cgroups.size(), 2u);
+  EXPECT_TRUE(s.cgroups.empty());
+  EXPECT_EQ(s.unknown_cgroup_processes, 2u);
+  EXPECT_EQ(s.malformed, 0u);
   // Without eBPF in procfs mode nothing is missing but the hierarchy, which /proc does not need.
   EXPECT_EQ(source.degraded(), "");
 }
