@@ -71,11 +71,12 @@ int run_canary_child(const std::vector<std::string>& args) {
 }
 
 CgroupCanary::CgroupCanary(std::string cgroup, std::vector<std::string> cgroup_dirs, CanaryOptions options,
-                           std::string self_exe)
+                           std::string self_exe, std::chrono::milliseconds restart_after)
     : cgroup_(std::move(cgroup)),
       cgroup_dirs_(std::move(cgroup_dirs)),
       options_(std::move(options)),
-      self_exe_(std::move(self_exe)) {}
+      self_exe_(std::move(self_exe)),
+      restart_after_(restart_after) {}
 
 CgroupCanary::~CgroupCanary() { stop(); }
 
@@ -172,9 +173,12 @@ CgroupCanaryReading CgroupCanary::poll() {
       stop();
     }
   }
-  if (pid_ <= 0 && (!ever_started_ || now - started_at_ >= kRestartAfter)) {
+  if (pid_ <= 0 && (!ever_started_ || now - started_at_ >= restart_after_)) {
     ever_started_ = true;
     started_at_ = now;
+    // A new child counts from zero: what the last one counted is carried over.
+    before_latest_.add_counts(latest_);
+    latest_ = CanaryReading{};
     start();
   }
   drain();
@@ -182,7 +186,8 @@ CgroupCanaryReading CgroupCanary::poll() {
   out.cgroup = cgroup_;
   out.running = pid_ > 0;
   out.error = error_;
-  out.reading = latest_;
+  out.reading = latest_;  // backing_off and the PSI reading: the current child's
+  out.reading.add_counts(before_latest_);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // `memdiagd --canary-child ...`) is moved into the cgroup before it starts, runs canary cycles
 // there, so its page faults are charged to and reclaimed within that cgroup's limit, and sends
 // its cumulative reading back through a pipe after every cycle. The daemon reads the latest one
-// at each sample. A child that exits is started again at most once a minute.
+// at each sample. A child that exits is started again at most once a minute; what the children
+// before it counted is carried over, so the exported counters never go backwards.
 #pragma once
 
 #include <sys/types.h>
@@ -25,9 +26,10 @@ class CgroupCanary {
 
   // cgroup: path in the memory hierarchy ("/pod-x"); cgroup_dirs: its directories to join
   // (the v1 memory directory, and the cgroup2 twin on a hybrid host). self_exe: the binary to
-  // run (normally /proc/self/exe).
+  // run (normally /proc/self/exe). restart_after: the least time between two starts.
   CgroupCanary(std::string cgroup, std::vector<std::string> cgroup_dirs, CanaryOptions options,
-               std::string self_exe = "/proc/self/exe");
+               std::string self_exe = "/proc/self/exe",
+               std::chrono::milliseconds restart_after = kRestartAfter);
   ~CgroupCanary();  // kills and reaps the child
   CgroupCanary(const CgroupCanary&) = delete;
   CgroupCanary& operator=(const CgroupCanary&) = delete;
@@ -50,7 +52,9 @@ class CgroupCanary {
   std::string error_;
   std::chrono::steady_clock::time_point started_at_{};
   bool ever_started_ = false;
-  CanaryReading latest_;
+  std::chrono::milliseconds restart_after_;
+  CanaryReading latest_;          // the running (or last) child's cumulative reading
+  CanaryReading before_latest_;   // the sum of the children before it
 };
 
 }  // namespace memdiag::canary

@@ -21,6 +21,16 @@ struct CanaryReading {
   std::uint64_t skipped = 0;   // cycles skipped because node memory PSI was high
   bool backing_off = false;    // the last due cycle was skipped
   double last_psi_full_avg10 = 0;  // percent, as /proc/pressure/memory says
+
+  // Adds another reading's distributions and counts (a restarted cgroup canary's predecessors);
+  // backing_off and the PSI reading stay this one's, they describe now.
+  void add_counts(const CanaryReading& other) {
+    page_fault.add(other.page_fault);
+    cycle.add(other.cycle);
+    cycles += other.cycles;
+    failures += other.failures;
+    skipped += other.skipped;
+  }
 };
 
 // What the canary's allocator instance holds (memdiag_allocator_*).

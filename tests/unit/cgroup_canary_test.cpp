@@ -113,6 +113,39 @@ TEST_F(CgroupCanaryTest, ADeadChildIsReportedAndNotRestartedAtOnceAndNothingIsLe
   EXPECT_NE(::kill(child, 0), 0);
 }
 
+TEST_F(CgroupCanaryTest, ARestartedChildCarriesOnCountingWhereTheLastOneStopped) {
+  CgroupCanary canary(name_, {dir_}, options(), MEMDIAG_DAEMON_PATH, std::chrono::milliseconds(300));
+  CgroupCanaryReading r = canary.poll();
+  for (int i = 0; i < 200 && r.reading.cycles < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    r = canary.poll();
+  }
+  ASSERT_GE(r.reading.cycles, 3u) << r.error;
+  std::vector<pid_t> inside = tasks_of(dir_);
+  ASSERT_EQ(inside.size(), 1u);
+  const pid_t first_child = inside[0];
+  ASSERT_EQ(::kill(first_child, SIGKILL), 0);
+  // Until the second child has run 2 cycles of its own, the counts never go backwards.
+  std::uint64_t seen = 0, faults_seen = 0, at_death = 0;
+  bool restarted = false;
+  for (int i = 0; i < 300; ++i) {
+    r = canary.poll();
+    ASSERT_GE(r.reading.cycles, seen) << "poll " << i;
+    ASSERT_GE(r.reading.page_fault.count, faults_seen) << "poll " << i;
+    seen = r.reading.cycles;
+    faults_seen = r.reading.page_fault.count;
+    if (!r.running && !restarted) at_death = seen;
+    inside = tasks_of(dir_);
+    if (r.running && inside.size() == 1 && inside[0] != first_child) restarted = true;
+    if (restarted && at_death > 0 && seen >= at_death + 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(restarted) << r.error;
+  EXPECT_GE(at_death, 3u);
+  EXPECT_GE(seen, at_death + 2) << "the new child's cycles are added to the old one's";
+  EXPECT_GE(r.reading.page_fault.count, seen * 256) << "1 MiB of 4 KiB pages per cycle, all children";
+}
+
 TEST_F(CgroupCanaryTest, ACgroupThatCannotBeJoinedIsAnError) {
   CgroupCanary canary("/memdiag-no-such-cgroup", {std::string(test_support::kV1MemoryRoot) + "/memdiag-no-such-cgroup"},
                       options(), MEMDIAG_DAEMON_PATH);
