@@ -4,8 +4,8 @@
 
 namespace memdiag::alloc::detail {
 
-AddressReservation::AddressReservation(std::size_t bytes, bool huge_pages) noexcept
-    : huge_pages_(huge_pages) {
+AddressReservation::AddressReservation(std::size_t bytes, bool huge_pages, bool lock_on_fault) noexcept
+    : huge_pages_(huge_pages), lock_on_fault_(lock_on_fault) {
   void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return;
   base_ = reinterpret_cast<std::uintptr_t>(p);
@@ -28,6 +28,8 @@ bool AddressReservation::commit_more(std::size_t bytes) noexcept {
   // Explicitly either way: with THP "always" a region left alone gets 2 MiB pages, one fault
   // fills 512 of them, and the canary's per-page fault figure would mean nothing.
   madvise(p, bytes, huge_pages_ ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  // A failed lock leaves this chunk with other flags than the previous ones: one more mapping.
+  if (lock_on_fault_ && mlock2(p, bytes, MLOCK_ONFAULT) != 0) lock_failed_ = true;
   committed_ += bytes;
   return true;
 }

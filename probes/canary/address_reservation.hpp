@@ -15,9 +15,11 @@ namespace memdiag::alloc::detail {
 
 class AddressReservation {
  public:
-  // huge_pages: committed chunks are madvise(MADV_HUGEPAGE)d (for THP "madvise" mode); every
-  // chunk gets the same flag, so they still merge into one mapping.
-  explicit AddressReservation(std::size_t bytes, bool huge_pages = false) noexcept;
+  // huge_pages: committed chunks are madvise(MADV_HUGEPAGE)d (for THP "madvise" mode).
+  // lock_on_fault: committed chunks are mlock2(MLOCK_ONFAULT)ed, so what gets touched stays
+  // resident and nothing is populated ahead. Every chunk gets the same flags, so they still
+  // merge into one mapping.
+  explicit AddressReservation(std::size_t bytes, bool huge_pages = false, bool lock_on_fault = false) noexcept;
   ~AddressReservation();  // unmaps the whole range (the only munmap it ever makes)
   AddressReservation(const AddressReservation&) = delete;
   AddressReservation& operator=(const AddressReservation&) = delete;
@@ -34,6 +36,8 @@ class AddressReservation {
     return ok() ? (committed_ > 0 ? 1 : 0) + (committed_ < size_ ? 1 : 0) : 0;
   }
   std::uint64_t mmap_calls() const noexcept { return mmap_calls_; }
+  // With lock_on_fault: whether every committed chunk could be locked (RLIMIT_MEMLOCK).
+  bool locked() const noexcept { return lock_on_fault_ && !lock_failed_; }
 
  private:
   std::uintptr_t base_ = 0;
@@ -41,6 +45,8 @@ class AddressReservation {
   std::size_t committed_ = 0;
   std::uint64_t mmap_calls_ = 0;
   bool huge_pages_ = false;
+  bool lock_on_fault_ = false;
+  bool lock_failed_ = false;
 };
 
 }  // namespace memdiag::alloc::detail

@@ -19,6 +19,9 @@ alloc::AllocatorOptions allocator_options(const CanaryOptions& options) {
   a.reserve_bytes = options.ceiling_bytes * 2;
   // Each cycle releases explicitly; nothing is left for a decay thread to find.
   a.background_decay = false;
+  // Its bookkeeping stays resident: on a drowning node a canary cycle must time the faults of
+  // its working set, not of its own span records.
+  a.lock_metadata = true;
   return a;
 }
 

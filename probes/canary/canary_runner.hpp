@@ -42,7 +42,8 @@ class CanaryRunner {
 
   CanaryReading reading() const;
   CanaryAllocatorStats allocator_stats() const;
-  bool bookkeeping_locked() const { return locked_; }
+  // Its counters and its allocator's bookkeeping are mlock()ed (false: RLIMIT_MEMLOCK refused).
+  bool bookkeeping_locked() const { return locked_ && allocator_.stats().metadata_locked; }
 
  private:
   void loop();

@@ -69,7 +69,7 @@ std::string CanarySource::degraded() const {
   std::string reasons = hierarchy_problem_;
   for (const auto& e : cgroup_errors_) reasons += (reasons.empty() ? "" : "; ") + e;
   if (runner_ && !runner_->bookkeeping_locked()) {
-    reasons += std::string(reasons.empty() ? "" : "; ") + "could not mlock the canary's counters (RLIMIT_MEMLOCK)";
+    reasons += std::string(reasons.empty() ? "" : "; ") + "could not mlock the canary's counters or its allocator's bookkeeping (RLIMIT_MEMLOCK)";
   }
   return reasons;
 }

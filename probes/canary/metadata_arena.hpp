@@ -18,13 +18,16 @@ namespace memdiag::alloc::detail {
 
 class MetadataArena {
  public:
-  explicit MetadataArena(std::size_t reserve_bytes) noexcept : reservation_(reserve_bytes) {}
+  // lock_on_fault: what the arena touches stays resident (see AddressReservation).
+  explicit MetadataArena(std::size_t reserve_bytes, bool lock_on_fault = false) noexcept
+      : reservation_(reserve_bytes, false, lock_on_fault) {}
 
   bool ok() const noexcept { return reservation_.ok(); }
   std::size_t committed() const noexcept { return reservation_.committed(); }
   std::size_t reserved() const noexcept { return reservation_.size(); }
   std::size_t mappings() const noexcept { return reservation_.mappings(); }
   std::uint64_t mmap_calls() const noexcept { return reservation_.mmap_calls(); }
+  bool locked() const noexcept { return reservation_.locked(); }
 
   // bytes <= kMaxPooled come from a free list; nullptr when the reservation is exhausted.
   void* allocate(std::size_t bytes) noexcept {

@@ -16,11 +16,12 @@ constexpr std::size_t kSpanRecordsPerChunk = kPageSize / sizeof(Span);
 
 }  // namespace
 
-PageHeap::PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages) noexcept
+PageHeap::PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages,
+                   bool lock_metadata) noexcept
     : reservation_(reserve_bytes, huge_pages),
-      map_(reserve_bytes / kPageSize),
+      map_(reserve_bytes / kPageSize, lock_metadata),
       // Worst case one span record and one index node per page: ~140 bytes per 4 KiB page.
-      metadata_(reserve_bytes / 16),
+      metadata_(reserve_bytes / 16, lock_metadata),
       ceiling_pages_((ceiling_bytes + kPageSize - 1) / kPageSize) {
   // The first commit of each reservation splits it into two mappings; done here, so that no
   // allocation pattern, not even the first one, changes the process's mapping count. (It costs
@@ -339,6 +340,7 @@ PageHeapCounters PageHeap::counters() const {
   c.reservation_mappings = reservation_.mappings() + (map_.ok() ? 1 : 0) + metadata_.mappings();
   c.metadata_committed_bytes = metadata_.committed();
   c.free_spans = free_span_count_;
+  c.metadata_locked = map_.locked() && metadata_.locked();
   return c;
 }
 

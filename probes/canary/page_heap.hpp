@@ -43,11 +43,14 @@ struct PageHeapCounters {
   std::size_t reservation_mappings = 0;
   std::size_t free_spans = 0;
   std::size_t metadata_committed_bytes = 0;
+  bool metadata_locked = false;  // page map and bookkeeping arena mlock()ed (on fault)
 };
 
 class PageHeap {
  public:
-  PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages) noexcept;
+  // lock_metadata: the page map and the bookkeeping arena stay resident once touched.
+  PageHeap(std::size_t reserve_bytes, std::size_t ceiling_bytes, bool huge_pages,
+           bool lock_metadata = false) noexcept;
   ~PageHeap();
   PageHeap(const PageHeap&) = delete;
   PageHeap& operator=(const PageHeap&) = delete;

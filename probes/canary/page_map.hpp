@@ -3,7 +3,9 @@
 // Two flat arrays in one MAP_NORESERVE mapping, backed lazily by the kernel as entries are
 // written: the span of each page (every page of a small-object span; the first and last page of
 // large and free spans, which is what deallocation and coalescing look up), and one byte per page
-// with its size class, so the deallocation fast path reads a single byte.
+// with its size class, so the deallocation fast path reads a single byte. With lock_on_fault,
+// entries once written stay resident (mlock2 MLOCK_ONFAULT: nothing is populated ahead, but
+// RLIMIT_MEMLOCK counts the whole mapping, ~9 bytes per page of the reservation).
 #pragma once
 
 #include <cstddef>
@@ -17,11 +19,12 @@ struct Span;
 
 class PageMap {
  public:
-  explicit PageMap(std::size_t pages) noexcept : pages_(pages) {
+  explicit PageMap(std::size_t pages, bool lock_on_fault = false) noexcept : pages_(pages) {
     bytes_ = pages * (sizeof(Span*) + 1);
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return;
+    locked_ = lock_on_fault && mlock2(p, bytes_, MLOCK_ONFAULT) == 0;
     spans_ = static_cast<Span**>(p);
     classes_ = reinterpret_cast<std::uint8_t*>(spans_ + pages);
   }
@@ -32,6 +35,7 @@ class PageMap {
   PageMap& operator=(const PageMap&) = delete;
 
   bool ok() const noexcept { return spans_ != nullptr; }
+  bool locked() const noexcept { return locked_; }
   std::size_t pages() const noexcept { return pages_; }
   Span* span(std::size_t page) const noexcept { return spans_[page]; }
   void set_span(std::size_t page, Span* s) noexcept { spans_[page] = s; }
@@ -43,6 +47,7 @@ class PageMap {
   std::size_t bytes_ = 0;
   Span** spans_ = nullptr;
   std::uint8_t* classes_ = nullptr;
+  bool locked_ = false;
 };
 
 }  // namespace memdiag::alloc::detail

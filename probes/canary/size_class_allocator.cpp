@@ -40,7 +40,7 @@ std::size_t reservation_for(const AllocatorOptions& options) {
 
 struct SizeClassAllocator::Impl final : detail::ThreadCacheOwner {
   explicit Impl(const AllocatorOptions& o)
-      : options(o), heap(reservation_for(o), o.process_ceiling_bytes, o.transparent_huge_pages) {
+      : options(o), heap(reservation_for(o), o.process_ceiling_bytes, o.transparent_huge_pages, o.lock_metadata) {
     for (unsigned shard = 0; shard < kShards; ++shard) {
       for (unsigned c = 1; c < kNumClasses; ++c) central[shard][c].init(c, shard, &heap.map(), heap.base());
     }
@@ -425,6 +425,7 @@ AllocatorStats SizeClassAllocator::stats() const {
   s.mappings = heap.reservation_mappings;
   s.mmap_calls_total = heap.commit_calls_total + (impl_->heap.map().ok() ? 1 : 0);
   s.metadata_bytes = heap.metadata_committed_bytes;
+  s.metadata_locked = heap.metadata_locked;
   s.release_system_calls_total = heap.release_system_calls_total;
   s.free_spans = heap.free_spans;
   s.ceiling_hits_total = impl_->ceiling_hits.load(std::memory_order_relaxed);

@@ -50,6 +50,11 @@ struct AllocatorOptions {
   // with 4 KiB pages. Off by default: small heaps grow by 2 MiB at a time (RSS), a first touch may
   // stall in compaction, and the canary wants to time ordinary 4 KiB page faults.
   bool transparent_huge_pages = false;
+  // Keep the allocator's own bookkeeping (page map, span records) resident once touched
+  // (mlock2 MLOCK_ONFAULT), so that freeing or allocating never waits on a major fault of its
+  // metadata. RLIMIT_MEMLOCK is charged ~9 bytes per reserved page plus the bookkeeping arena's
+  // committed part: keep reserve_bytes small with it (the canary reserves 2 x its ceiling).
+  bool lock_metadata = false;
 };
 
 struct ClassStats {
@@ -79,6 +84,7 @@ struct AllocatorStats {
   std::uint64_t release_system_calls_total = 0;  // process_madvise / madvise calls
   std::size_t thread_caches = 0;
   std::size_t metadata_bytes = 0;      // committed for span records, the free-span index, a stack
+  bool metadata_locked = false;        // lock_metadata asked and every mlock2 succeeded
 };
 
 class SizeClassAllocator {

@@ -190,6 +190,47 @@ TEST(SizeClassAllocator, ZigPatternKeepsMappingsBoundedAndReturnsTheFreedHalf) {
   EXPECT_EQ(a.stats().held_bytes, 0u);
 }
 
+// VmLck of /proc/self/status in bytes: what mlock() has charged to this process.
+std::size_t locked_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmLck:", 0) == 0) return std::stoull(line.substr(6)) * kKiB;
+  }
+  return 0;
+}
+
+// The canary's option: the page map and the span records stay resident (mlock2 on fault), also
+// as the bookkeeping arena grows, and locking adds no mappings (each locked chunk merges).
+TEST(SizeClassAllocator, LockedMetadataStaysResidentAndAddsNoMappings) {
+  AllocatorOptions o = no_decay();
+  o.reserve_bytes = 256 * kMiB;
+  o.lock_metadata = true;
+  const std::size_t locked_before = locked_bytes();
+  SizeClassAllocator a(o);
+  AllocatorStats s = a.stats();
+  ASSERT_TRUE(s.metadata_locked) << "RLIMIT_MEMLOCK too small? (root is not limited)";
+  // The page map (9 bytes per reserved page) and the first 1 MiB of the bookkeeping arena.
+  EXPECT_GE(locked_bytes() - locked_before, (256 * kMiB / kPage) * 9 + kMiB);
+  std::vector<void*> blocks;
+  blocks.reserve(20000);  // 160 KB: glibc maps it apart, before the count
+  const std::size_t maps_before = mapping_count();
+  // 20,000 one-object spans (8 KiB, never touched: no RSS) need ~2 MiB of span records.
+  for (int i = 0; i < 20000; ++i) {
+    blocks.push_back(a.allocate(8 * kKiB));
+    ASSERT_NE(blocks.back(), nullptr);
+  }
+  s = a.stats();
+  EXPECT_GE(s.metadata_bytes, 2 * kMiB) << "the arena grew past its first chunk";
+  EXPECT_TRUE(s.metadata_locked);
+  EXPECT_GE(locked_bytes() - locked_before, (256 * kMiB / kPage) * 9 + s.metadata_bytes);
+  EXPECT_LE(s.mappings, 5u);
+  EXPECT_LE(mapping_count(), maps_before + (detail::kAsanMode ? 8 : 0));
+  for (void* p : blocks) a.deallocate(p);
+  // Without the option nothing is locked.
+  SizeClassAllocator unlocked(no_decay());
+  EXPECT_FALSE(unlocked.stats().metadata_locked);
+}
+
 TEST(SizeClassAllocator, AtTheProcessCeilingFailsCleanlyAndRecovers) {
   AllocatorOptions options = no_decay();
   options.process_ceiling_bytes = 64 * kMiB;
