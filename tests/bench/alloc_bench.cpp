@@ -21,7 +21,10 @@
 //   release  1 GiB in 64 KiB blocks, touched, all freed, 1 s asleep with no call:
 //            returned_fraction_1s = (RSS allocated - RSS after 1 s) / (RSS allocated - RSS
 //            before). ns_per_op = ns per free. memdiag only: a second round, then the time of
-//            release_unused() right after the frees: release_ms_per_gib.
+//            release_unused() right after the frees: release_ms_per_gib; the kernel's floor
+//            in the same process, one madvise(MADV_DONTNEED) of as many touched 4 KiB pages:
+//            madvise_floor_ms_per_gib; and release_unused() of an instance with the
+//            transparent_huge_pages option: release_ms_per_gib_thp.
 //   fault    64 MiB in 2 MiB blocks, each 4 KiB page touched once, each touch timed with
 //            clock_gettime: fault_p50_ns, fault_p99_ns (ns_per_op = the median). Informational.
 //
@@ -577,6 +580,22 @@ std::uint64_t allocate_touch_all(void** blocks, std::size_t n, std::size_t block
   return failures;
 }
 
+#ifdef MEMDIAG_HAVE_ALLOC
+// ms per GiB for the kernel to take back `bytes` of touched anonymous 4 KiB pages in one call.
+double madvise_floor_ms_per_gib(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NAN;
+  madvise(p, bytes, MADV_NOHUGEPAGE);
+  for (std::size_t off = 0; off < bytes; off += kPage) touch(p, off);
+  const std::uint64_t t0 = now_ns();
+  const int rc = madvise(p, bytes, MADV_DONTNEED);
+  const std::uint64_t t1 = now_ns();
+  munmap(p, bytes);
+  if (rc != 0) return NAN;
+  return static_cast<double>(t1 - t0) / 1e6 * static_cast<double>(GiB) / static_cast<double>(bytes);
+}
+#endif
+
 template <class P>
 void run_release(JsonLine& j, const Params& prm, bool is_memdiag) {
   constexpr std::size_t kBlock = 64 * KiB;
@@ -618,6 +637,33 @@ void run_release(JsonLine& j, const Params& prm, bool is_memdiag) {
     j.num("release_unused_bytes", static_cast<double>(released));
     j.num("release_ms_per_gib",
           released > 0 ? ms * static_cast<double>(GiB) / static_cast<double>(released) : NAN);
+    // The kernel's floor, side by side: one madvise(MADV_DONTNEED) of as many touched 4 KiB
+    // pages (THP off, as the allocator's heap), and the allocator with its THP option on.
+    j.num("madvise_floor_ms_per_gib", madvise_floor_ms_per_gib(n * kBlock));
+    {
+      memdiag::alloc::AllocatorOptions o;
+      o.transparent_huge_pages = true;
+      o.background_decay = false;
+      memdiag::alloc::SizeClassAllocator thp(o);
+      std::uint64_t thp_failures = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        blocks[i] = thp.allocate(kBlock);
+        if (blocks[i] == nullptr) {
+          ++thp_failures;
+          continue;
+        }
+        for (std::size_t off = 0; off < kBlock; off += kPage) touch(blocks[i], off);
+      }
+      for (std::size_t i = 0; i < n; ++i) thp.deallocate(blocks[i]);
+      const std::uint64_t t4 = now_ns();
+      const std::size_t thp_released = thp.release_unused();
+      const std::uint64_t t5 = now_ns();
+      failures += thp_failures;
+      j.num("release_ms_per_gib_thp", thp_released > 0 ? static_cast<double>(t5 - t4) / 1e6 *
+                                                             static_cast<double>(GiB) /
+                                                             static_cast<double>(thp_released)
+                                                       : NAN);
+    }
   }
 #else
   (void)is_memdiag;
@@ -992,6 +1038,8 @@ const Row kRows[] = {
     {"zig", "ns per free", "ns_per_op", 1, 0, nullptr, 0, 0},
     {"release", "returned in 1 s idle", "returned_fraction_1s", 1, 3, ">= 0.99", '>', 0.99},
     {"release", "release_unused ms/GiB", "release_ms_per_gib", 1, 3, "< 1", 'l', 1},
+    {"release", "bare madvise ms/GiB", "madvise_floor_ms_per_gib", 1, 3, nullptr, 0, 0},
+    {"release", "same, THP option, ms/GiB", "release_ms_per_gib_thp", 1, 3, nullptr, 0, 0},
     {"release", "peak RSS, MiB", "peak_rss_bytes", MiB, 1, nullptr, 0, 0},
     {"fault", "first touch p50, ns", "fault_p50_ns", 1, 0, nullptr, 0, 0},
     {"fault", "first touch p99, ns", "fault_p99_ns", 1, 0, nullptr, 0, 0},
@@ -1083,7 +1131,9 @@ void print_summary(FILE* out, const std::vector<std::string>& allocators, const 
   for (const Row& row : kRows) {
     if (std::find(workloads.begin(), workloads.end(), row.workload) == workloads.end()) continue;
     if (std::strcmp(row.key, "failures") == 0 || std::strcmp(row.key, "new_mappings") == 0 ||
-        std::strcmp(row.key, "release_ms_per_gib") == 0) {
+        std::strcmp(row.key, "release_ms_per_gib") == 0 ||
+        std::strcmp(row.key, "madvise_floor_ms_per_gib") == 0 ||
+        std::strcmp(row.key, "release_ms_per_gib_thp") == 0) {
       continue;  // counts and memdiag-only figures: no ratio
     }
     auto m = combos.find({row.workload, "memdiag"});
