@@ -1,8 +1,9 @@
 """The canary against the real kernel (issue 6), through the real daemon's /metrics: the daemon's
 own canary faults its working set in every cycle (page faults, not resident touches) and gives
-it back; with node memory PSI at or above the configured threshold it skips its cycles; and a
-canary inside a memory cgroup whose limit keeps reclaim going (a page-cache workload larger than
-the limit, made by the test) reports slower page faults than one in an idle cgroup.
+it back; with node memory PSI at or above the configured threshold it skips its cycles, also
+when the test makes real memory pressure, and resumes when it is gone; and a canary inside a
+memory cgroup whose limit keeps reclaim going (a page-cache workload larger than the limit, made
+by the test) reports slower page faults than one in an idle cgroup.
 
 Needs root and a v1 memory hierarchy for the cgroup part (this machine and CI); skipped, loudly,
 elsewhere."""
@@ -27,6 +28,18 @@ def slow_fault_share(samples, cgroup, bound="6.5536e-05"):
     labels = '{cgroup="%s",le="%s"}' % (cgroup, bound)
     total = samples[("memdiag_canary_page_fault_seconds_count", '{cgroup="%s"}' % cgroup)]
     return 1 - samples[("memdiag_canary_page_fault_seconds_bucket", labels)] / total
+
+
+def node_psi_full_avg10():
+    """Node memory PSI "full" avg10 in percent, or None without PSI."""
+    try:
+        with open("/proc/pressure/memory") as f:
+            for line in f:
+                if line.startswith("full "):
+                    return float(line.split()[1].split("=")[1])
+    except OSError:
+        pass
+    return None
 
 
 def own_memory_cgroup(pid):
@@ -54,6 +67,32 @@ class CanaryTest(unittest.TestCase):
             c.remove()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def wait_for_calm(self, below=2.0):
+        """Waits (up to 60 s) until an earlier test's pressure has decayed from PSI avg10."""
+        wait_for(lambda: (node_psi_full_avg10() or 0) < below, timeout=60)
+
+    def start_dirty_writer(self, cgroup, file_bytes):
+        """Keeps `cgroup` at its limit with dirty pages: a file larger than the limit, mapped
+        shared and written page by page over and over. Reclaim in the cgroup cannot write file
+        pages back itself, so faults there wait for the flusher threads; on 2 CPUs this one
+        stalled task also drives node memory PSI "full" to tens of percent within seconds."""
+        data = os.path.join(self.tmp, "data-%d" % len(self.workers))
+        # O_DIRECT: written through the page cache, the file would be charged to this test's cgroup.
+        subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=%d" % (file_bytes >> 20),
+                        "oflag=direct", "status=none"], check=True)
+        dirty = ("import mmap, sys\n"
+                 "f = open(sys.argv[1], 'r+b')\n"
+                 "m = mmap.mmap(f.fileno(), 0)\n"
+                 "n = 0\n"
+                 "while True:\n"
+                 "    n = (n + 1) % 251\n"
+                 "    for i in range(0, len(m), 4096): m[i] = n\n")
+        enter = "echo $$ > %s/cgroup.procs; " % cgroup.v1
+        worker = subprocess.Popen(["sh", "-c", enter + 'exec python3 -c "$0" "$1"', dirty, data],
+                                  preexec_fn=die_with_parent)
+        self.workers.append(worker)
+        return worker
+
     def configure(self, canary):
         write(self.config, "sampler: {interval: 200ms}\n"
                            "sources:\n"
@@ -63,6 +102,7 @@ class CanaryTest(unittest.TestCase):
                            "  canary: {%s}\n" % canary)
 
     def test_daemon_canary_faults_its_working_set_every_cycle_and_gives_it_back(self):
+        self.wait_for_calm()  # the default threshold (10 %) must not be met by an earlier test's pressure
         self.configure("interval: 200ms, working_set_bytes: 4194304")
         with Daemon("--config", self.config) as d:
             d.wait_ready()
@@ -98,27 +138,59 @@ class CanaryTest(unittest.TestCase):
             self.assertEqual(s[("memdiag_canary_page_fault_seconds_count", cycles)], 0)
             self.assertEqual(s[("memdiag_canary_backing_off", cycles)], 1)
 
+    @unittest.skipUnless(os.geteuid() == 0 and os.path.isdir(V1_MEMORY) and node_psi_full_avg10() is not None,
+                         "needs root, a v1 memory hierarchy and PSI")
+    def test_backs_off_under_real_node_memory_pressure_and_resumes_when_it_is_gone(self):
+        """Real pressure, not a threshold trick: a test-made dirty-page writer in a small cgroup
+        drives node PSI full over the threshold; the canary must stop cycling, count the skipped
+        cycles, and cycle again once PSI has decayed below the threshold."""
+        self.wait_for_calm()
+        threshold = 5
+        self.configure("interval: 200ms, working_set_bytes: 4194304, backoff_psi_full: %d" % threshold)
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            labels = '{cgroup="%s"}' % own_memory_cgroup(d.proc.pid)
+
+            def value(s, name):
+                return s.get((name, labels), 0)
+
+            self.assertTrue(wait_for(lambda: value(d.samples(), "memdiag_canary_cycles_total") >= 3),
+                            "the canary cycles while the node is calm (PSI full avg10 %s)" % node_psi_full_avg10())
+            busy = V1Cgroup("memdiag-e2e-canary-pressure-%d" % os.getpid(), 64 << 20)
+            self.cgroups.append(busy)
+            writer = self.start_dirty_writer(busy, 128 << 20)
+
+            def backing_off():
+                s = d.samples()
+                return s if value(s, "memdiag_canary_backing_off") == 1 and \
+                    value(s, "memdiag_canary_skipped_total") >= 3 else None
+
+            s = wait_for(backing_off, timeout=40)
+            psi = node_psi_full_avg10()
+            self.assertIsNotNone(s, "no backoff; node PSI full avg10 %s" % psi)
+            self.assertGreaterEqual(psi, threshold * 0.5, "the pressure was real")
+            cycles_under_pressure = value(s, "memdiag_canary_cycles_total")
+            skipped = value(s, "memdiag_canary_skipped_total")
+            writer.kill()
+            writer.wait()
+
+            def resumed():
+                s = d.samples()
+                return s if value(s, "memdiag_canary_backing_off") == 0 and \
+                    value(s, "memdiag_canary_cycles_total") >= cycles_under_pressure + 3 else None
+
+            s = wait_for(resumed, timeout=60)
+            self.assertIsNotNone(s, "still backing off; node PSI full avg10 %s" % node_psi_full_avg10())
+            self.assertLess(node_psi_full_avg10(), threshold * 2)
+            self.assertGreaterEqual(value(s, "memdiag_canary_skipped_total"), skipped)
+            self.assertEqual(value(s, "memdiag_canary_failures_total"), 0)
+
     @unittest.skipUnless(os.geteuid() == 0 and os.path.isdir(V1_MEMORY), "needs root and a v1 memory hierarchy")
     def test_canary_in_a_reclaiming_cgroup_sees_slower_page_faults_than_in_an_idle_one(self):
         idle = V1Cgroup("memdiag-e2e-canary-idle-%d" % os.getpid(), 1 << 30)
         busy = V1Cgroup("memdiag-e2e-canary-busy-%d" % os.getpid(), 96 << 20)
         self.cgroups += [idle, busy]
-        # Keep the busy cgroup at its limit with dirty pages: a file twice its limit, mapped
-        # shared and written page by page over and over. Reclaim in the cgroup cannot write file
-        # pages back itself, so the canary's faults wait for the flusher threads.
-        data = os.path.join(self.tmp, "data")
-        subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=192", "oflag=direct", "status=none"],
-                       check=True)
-        dirty = ("import mmap, sys\n"
-                 "f = open(sys.argv[1], 'r+b')\n"
-                 "m = mmap.mmap(f.fileno(), 0)\n"
-                 "n = 0\n"
-                 "while True:\n"
-                 "    n = (n + 1) % 251\n"
-                 "    for i in range(0, len(m), 4096): m[i] = n\n")
-        enter = "echo $$ > %s/cgroup.procs; " % busy.v1
-        self.workers.append(subprocess.Popen(["sh", "-c", enter + 'exec python3 -c "$0" "$1"', dirty, data],
-                                             preexec_fn=die_with_parent))
+        self.start_dirty_writer(busy, 192 << 20)  # twice the limit
         # The writer drives node memory PSI up (on 2 CPUs one stalled task is a lot): this test
         # wants the canaries to measure, not to back off, so the threshold is out of reach.
         self.configure("interval: 300ms, working_set_bytes: 16777216, backoff_psi_full: 100, cgroups: [%s, %s]" %
