@@ -114,6 +114,12 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
               "of a CPU), serving the last scan meanwhile.",
               MetricType::Gauge);
   sink.sample({}, section.scan_seconds);
+  sink.family("memdiag_process_scan_in_flight_seconds",
+              "How long a newer process scan has been running while the last complete one is served (0: none). "
+              "Seconds or more: a process's files cannot be read, its mmap_lock held (e.g. by a task stuck in "
+              "reclaim); the rest of the daemon is not held up.",
+              MetricType::Gauge);
+  sink.sample({}, section.scan_in_flight_seconds);
   sink.family("memdiag_process_scan_timestamp_seconds", "Unix time of the process scan being served.",
               MetricType::Gauge);
   sink.sample({}, std::chrono::duration<double>(section.scanned_at.time_since_epoch()).count());

@@ -58,6 +58,9 @@ struct ProcessSection {
   // every sample, which then carries the last one.
   std::chrono::system_clock::time_point scanned_at{};
   double scan_seconds = 0;
+  // A newer scan still running when this one was served, for this long (0: none). Scans run
+  // off the sampler thread: one blocked on a process's mmap_lock holds up nothing else.
+  double scan_in_flight_seconds = 0;
   std::uint64_t max_map_count = 0;   // vm.max_map_count when sampled
   double threshold_ratio = 0;        // the configured threshold
   std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)

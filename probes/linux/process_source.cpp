@@ -1,159 +1,126 @@
 #include "probes/linux/process_source.hpp"
 
-#include <unistd.h>
+#include <pthread.h>
 
-#include <charconv>
-
-#include "probes/core/process_selection.hpp"
-#include "probes/linux/proc_process_scanner.hpp"
+#include <condition_variable>
+#include <mutex>
 
 namespace memdiag {
 
-ProcessSource::ProcessSource(const KernelPaths& paths, const SourceOptions& options, BpfScannerOpener open_bpf,
-                             int self_pid)
-    : paths_(paths),
-      options_(options),
-      open_bpf_(std::move(open_bpf)),
-      self_pid_(self_pid),
-      mountinfo_(paths.procfs + "/self/mountinfo"),
-      max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64) {}
+struct ProcessSource::Worker {
+  Worker(const KernelPaths& paths, const SourceOptions& options, BpfScannerOpener open_bpf, int self_pid)
+      : census(paths, options, std::move(open_bpf), self_pid) {}
 
-int own_pid_in(const std::string& procfs) {
-  char target[32];
-  const ssize_t n = ::readlink((procfs + "/self").c_str(), target, sizeof target);
-  int pid = 0;
-  if (n > 0 && std::from_chars(target, target + n, pid).ec == std::errc() && pid > 0) return pid;
-  return ::getpid();
-}
+  // Used by the worker thread only once it runs (probe() takes mu and checks `busy`).
+  ProcessCensus census;
 
-Status ProcessSource::try_bpf() {
-  const auto now = std::chrono::steady_clock::now();
-  if (!open_bpf_) return make_error("this memdiagd was built without eBPF (cmake -DMEMDIAG_BPF=OFF)");
-  if (bpf_failure_ && now - bpf_failed_at_ < kRetryLoadAfter) return *bpf_failure_;
-  auto opened = open_bpf_(hierarchy_);
-  if (!opened) {
-    bpf_failure_ = make_error("eBPF task iterator: " + opened.error().message);
-    bpf_failed_at_ = now;
-    return *bpf_failure_;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool requested = false;  // a scan asked for, not yet begun
+  bool busy = false;       // requested or running
+  bool stopping = false;
+  std::chrono::steady_clock::time_point started_at{};
+  std::optional<Expected<ProcessSection>> result;  // finished, not yet collected
+  std::string degraded;                            // census.degraded() after that scan
+
+  static void run(std::shared_ptr<Worker> w) {
+    pthread_setname_np(pthread_self(), "memdiag-procs");
+    std::unique_lock lock(w->mu);
+    for (;;) {
+      w->cv.wait(lock, [&] { return w->requested || w->stopping; });
+      if (w->stopping) return;
+      w->requested = false;
+      lock.unlock();
+      Expected<ProcessSection> scanned = w->census.take();
+      std::string degraded = w->census.degraded();
+      lock.lock();
+      w->result = std::move(scanned);
+      w->degraded = std::move(degraded);
+      w->busy = false;
+      w->cv.notify_all();
+    }
   }
-  scanner_ = std::move(opened).value();
-  bpf_failure_.reset();
-  return Ok{};
+};
+
+ProcessSource::ProcessSource(const KernelPaths& paths, const SourceOptions& options, BpfScannerOpener open_bpf,
+                             int self_pid, ScanWaits waits)
+    : worker_(std::make_shared<Worker>(paths, options, std::move(open_bpf), self_pid)),
+      waits_(waits) {}
+
+ProcessSource::~ProcessSource() {
+  bool busy = false;
+  {
+    std::lock_guard lock(worker_->mu);
+    worker_->stopping = true;
+    busy = worker_->busy;
+  }
+  worker_->cv.notify_all();
+  if (!thread_.joinable()) return;
+  // Idle, it sees `stopping` at once; busy, it may be blocked on a process's mmap_lock for as
+  // long as that lock is held. It keeps its own reference to the shared state.
+  if (busy) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
 }
 
 Status ProcessSource::probe() {
-  // Without a memory hierarchy processes are still counted; only their cgroups are unnamed.
-  auto found = find_memory_hierarchy(paths_, mountinfo_);
-  if (found) {
-    hierarchy_ = std::move(found).value();
-    hierarchy_problem_.clear();
-  } else {
-    hierarchy_.reset();
-    hierarchy_problem_ = "processes are not attributed to cgroups: " + found.error().message;
-  }
-  scanner_.reset();
-  switch (options_.process_scan) {
-    case ProcessScanMode::kBpfIter:
-      return try_bpf();
-    case ProcessScanMode::kAuto:
-      if (try_bpf()) return Ok{};
-      [[fallthrough]];
-    case ProcessScanMode::kProcfs:
-      scanner_ = make_procfs_scanner();
-      return Ok{};
-  }
-  return make_error("unknown process scan mode");
-}
-
-std::unique_ptr<ProcessScanner> ProcessSource::make_procfs_scanner() const {
-  // Without a memory hierarchy there is no telling which line of PID/cgroup to read.
-  return std::make_unique<ProcProcessScanner>(paths_.procfs,
-                                              hierarchy_ ? std::optional(hierarchy_->version) : std::nullopt);
-}
-
-Expected<std::uint64_t> ProcessSource::read_max_map_count() {
-  auto text = max_map_count_file_.read();
-  if (!text) return text.error();
-  std::string_view v = *text;
-  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
-  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
-    return make_error(max_map_count_file_.path() + ": not a number: '" + std::string(v.substr(0, 32)) + "'");
-  }
-  return value;
+  std::lock_guard lock(worker_->mu);
+  if (worker_->busy) return Ok{};  // the census is the worker's now; it keeps its scanner
+  return worker_->census.probe();
 }
 
 Status ProcessSource::sample(Snapshot& out) {
-  const auto started = std::chrono::steady_clock::now();
-  if (last_ && started < next_scan_at_) {
-    out.processes = *last_;
-    return Ok{};
+  const auto now = std::chrono::steady_clock::now();
+  std::unique_lock lock(worker_->mu);
+  if (!worker_->busy && !worker_->result && now >= next_scan_at_) {
+    if (!thread_.joinable()) thread_ = std::thread(Worker::run, worker_);
+    worker_->requested = true;
+    worker_->busy = true;
+    worker_->started_at = now;
+    worker_->cv.notify_all();
+    worker_->cv.wait_for(lock, last_ ? waits_.later : waits_.first, [this] { return !worker_->busy; });
   }
-  // Serving from /proc in auto mode: the iterator may load now (a capability granted, BTF
-  // installed); try_bpf() limits the attempts to one a minute.
-  if (options_.process_scan == ProcessScanMode::kAuto && scanner_->mode() != "bpf_iter") {
-    auto procfs = std::move(scanner_);
-    if (!try_bpf()) scanner_ = std::move(procfs);
+  if (worker_->result) {
+    Expected<ProcessSection> scanned = std::move(*worker_->result);
+    worker_->result.reset();
+    census_degraded_ = worker_->degraded;
+    // Paced by what the scan itself took (not counting how late this sample collects it).
+    const std::chrono::duration<double> took =
+        scanned ? std::chrono::duration<double>(scanned->scan_seconds) : std::chrono::steady_clock::now() - worker_->started_at;
+    next_scan_at_ = worker_->started_at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(took * kScanCostFactor);
+    if (scanned) {
+      last_ = std::move(scanned).value();
+      last_failure_.reset();
+    } else {
+      last_failure_ = scanned.error();
+    }
   }
+  const bool in_flight = worker_->busy;
+  const double in_flight_seconds =
+      in_flight ? std::chrono::duration<double>(std::chrono::steady_clock::now() - worker_->started_at).count() : 0;
+  lock.unlock();
 
-  std::uint64_t max_map_count = kDefaultMaxMapCount;
-  if (auto read = read_max_map_count()) {
-    max_map_count = *read;
-    max_map_count_problem_.clear();
-  } else {
-    max_map_count_problem_ = "ratios use the default vm.max_map_count 65530: " + read.error().message;
+  overdue_ = in_flight && in_flight_seconds * 1000 >= static_cast<double>(waits_.later.count());
+  if (last_failure_) return *last_failure_;
+  if (!last_) {
+    return make_error("the first process scan has run for " + std::to_string(static_cast<int>(in_flight_seconds)) +
+                      " s without finishing: a process's files cannot be read (its mmap_lock may be held by a "
+                      "task stuck in reclaim)");
   }
-
-  if (auto scanned = scanner_->scan(processes_); !scanned) {
-    // The iterator broke at run time: in auto mode /proc takes over (and the iterator is tried
-    // again after kRetryLoadAfter); the sampler would never probe a supported source again.
-    if (options_.process_scan != ProcessScanMode::kAuto || scanner_->mode() != "bpf_iter") return scanned;
-    bpf_failure_ = make_error("eBPF task iterator: " + scanned.error().message);
-    bpf_failed_at_ = std::chrono::steady_clock::now();
-    scanner_ = make_procfs_scanner();
-    if (auto again = scanner_->scan(processes_); !again) return again;
-  }
-
-  ProcessSelectionOptions selection;
-  selection.top_n = options_.top_processes;
-  selection.threshold_ratio = options_.map_areas_threshold;
-  selection.max_above_threshold = options_.max_above_threshold;
-  selection.max_cgroups = options_.max_cgroups;
-  selection.self_pid = self_pid_;
-  const ProcessScanner& scanner = *scanner_;
-  ProcessSection section = select_processes(processes_, max_map_count, selection,
-                                            [&scanner](std::uint64_t key) { return scanner.cgroup_path(key); });
-  const ProcessScanProblems& problems = scanner.problems();
-  vanished_total_ += problems.vanished;
-  section.mode = scanner.mode();
-  section.vanished_total = vanished_total_;
-  section.unreadable = problems.unreadable;
-  section.malformed = problems.malformed;
-  const auto finished = std::chrono::steady_clock::now();
-  section.scan_seconds = std::chrono::duration<double>(finished - started).count();
-  section.scanned_at = std::chrono::system_clock::now();
-  next_scan_at_ = started + (finished - started) * kScanCostFactor;
-  last_ = section;
-  out.processes = std::move(section);
+  out.processes = *last_;
+  out.processes->scan_in_flight_seconds = in_flight_seconds;
   return Ok{};
 }
 
 std::string ProcessSource::degraded() const {
-  std::string reasons;
-  auto add = [&reasons](const std::string& reason) {
-    if (reason.empty()) return;
+  std::string reasons = census_degraded_;
+  if (overdue_) {
     if (!reasons.empty()) reasons += "; ";
-    reasons += reason;
-  };
-  if (bpf_failure_ && options_.process_scan == ProcessScanMode::kAuto) {
-    add("reading /proc, hundreds of times slower, because " + bpf_failure_->message);
-  }
-  // /proc names cgroups from PID/cgroup itself; only the eBPF scanner needs the hierarchy.
-  if (scanner_ && scanner_->mode() == "bpf_iter") add(hierarchy_problem_);
-  add(max_map_count_problem_);
-  if (scanner_ && !scanner_->problems().first.empty()) {
-    add("processes skipped, unreadable or malformed (first: " + scanner_->problems().first + ")");
+    // Constant text: degraded() is logged when it changes, not once per sample.
+    reasons += "a process scan is taking longer than a sample can wait (a process's files cannot be read: its "
+               "mmap_lock may be held by a task stuck in reclaim); the last complete scan is served meanwhile";
   }
   return reasons;
 }

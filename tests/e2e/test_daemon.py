@@ -175,6 +175,51 @@ class FixtureTrees(unittest.TestCase):
             self.assertEqual(d.stop(timeout=15), 1)  # forced stop says so in the exit code
             self.assertIn("stuck in a read", d.logs())
 
+    def test_a_blocked_process_scan_holds_up_no_other_source(self):
+        """A maps file that cannot be read (a FIFO here; on a real node, a process whose
+        mmap_lock a task stuck in reclaim holds) blocks the process scan, not the sampler: the
+        other sources go on, the last complete scan is served with the age of the one in flight,
+        and the blocked scan is collected once it can finish."""
+        procfs = self.copy_tree("kernel-6.18")
+        maps = os.path.join(procfs, "4242", "maps")
+        with open(maps) as f:
+            content = f.read()
+        config = os.path.join(self.tmp, "memdiagd.yaml")
+        with open(config, "w") as f:
+            f.write("sampler: {interval: 200ms}\n"
+                    "sources:\n"
+                    "  reclaim_stall: {enabled: false}\n"
+                    "  canary: {enabled: false}\n"
+                    "  processes: {scanner: procfs}\n")
+        with Daemon("--path.procfs", procfs, "--config", config) as d:
+            d.wait_ready()
+            self.assertTrue(wait_for(lambda: d.samples().get(("memdiag_processes", "")) == 2))
+            os.unlink(maps)
+            os.mkfifo(maps)
+            s = None
+            for _ in range(100):  # the next scan starts within 100 x its (sub-ms) duration
+                s = d.samples()
+                if s.get(("memdiag_process_scan_in_flight_seconds", ""), 0) >= 1:
+                    break
+                time.sleep(0.1)
+            self.assertGreaterEqual(s[("memdiag_process_scan_in_flight_seconds", "")], 1, d.logs()[-2000:])
+            self.assertEqual(s[("memdiag_source_up", '{source="processes"}')], 1, "the last scan is served")
+            self.assertEqual(s[("memdiag_processes", "")], 2)
+            # The sampler goes on: fresh samples, and /healthz says all is well.
+            stamp = s[("memdiag_sampler_last_sample_timestamp_seconds", "")]
+            self.assertTrue(wait_for(lambda: d.samples()[("memdiag_sampler_last_sample_timestamp_seconds", "")] > stamp + 0.5))
+            self.assertEqual(http_get(d.port, "/healthz")[0], 200)
+            self.assertIn("mmap_lock", d.logs())
+            # Unblocked, the scan finishes and is collected.
+            fd = os.open(maps, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, content.encode())
+            os.close(fd)
+            os.unlink(maps)
+            with open(maps, "w") as f:
+                f.write(content)
+            self.assertTrue(wait_for(lambda: d.samples()[("memdiag_process_scan_in_flight_seconds", "")] == 0))
+            self.assertEqual(d.stop(), 0)
+
 
 def wait_for(predicate, timeout=10):
     deadline = time.monotonic() + timeout
@@ -187,7 +232,8 @@ def wait_for(predicate, timeout=10):
 
 def stable_lines(text):
     drop = ("memdiag_build_info", "memdiag_source_duration_seconds", "memdiag_sampler_last_sample_timestamp_seconds",
-            "memdiag_process_scan_duration_seconds", "memdiag_process_scan_timestamp_seconds")
+            "memdiag_process_scan_duration_seconds", "memdiag_process_scan_timestamp_seconds",
+            "memdiag_process_scan_in_flight_seconds")
     return "".join(l + "\n" for l in text.splitlines() if not l.startswith(drop) and
                    not any(l.startswith("# %s %s" % (kind, name)) for kind in ("HELP", "TYPE") for name in drop))
 

@@ -1,12 +1,18 @@
 // ProcessSource (issue 5) on a fixture /proc: the /proc scanner, the selection and its options,
 // max_map_count from the tree, a broken sysctl, the daemon itself always selected, and the
-// pacing that keeps slow scans to ~1% of a CPU.
+// pacing that keeps slow scans to ~1% of a CPU, and scans that block in the kernel (a FIFO
+// stands in for a maps file whose process's mmap_lock is held) holding up no sample.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "probes/linux/process_source.hpp"
 
@@ -115,6 +121,114 @@ TEST(ProcessSource, SlowScansArePacedAndTheLastOneServedMeanwhile) {
   ASSERT_TRUE(source.sample(third));
   EXPECT_GT(third.processes->scanned_at, first.processes->scanned_at) << "after the pause: a new scan";
   EXPECT_EQ(third.processes->processes, first.processes->processes);
+}
+
+// A copy of the fixture tree whose pid 4242 maps file can be swapped for a FIFO: opening a FIFO
+// for reading blocks until a writer comes, as reading a maps file blocks while its process's
+// mmap_lock is held for writing.
+class BlockingMapsTree {
+ public:
+  BlockingMapsTree() : dir_(fs::temp_directory_path() / ("memdiag-blocking-maps-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    fs::copy(kTree, dir_, fs::copy_options::recursive);
+    std::ifstream in(maps());
+    std::stringstream text;
+    text << in.rdbuf();
+    content_ = text.str();
+  }
+  ~BlockingMapsTree() {
+    unblock();
+    fs::remove_all(dir_);
+  }
+  std::string root() const { return dir_.string(); }
+  std::string maps() const { return (dir_ / "4242" / "maps").string(); }
+  void block() {
+    fs::remove(maps());
+    ASSERT_EQ(::mkfifo(maps().c_str(), 0600), 0);
+    blocked_ = true;
+  }
+  // Feeds the waiting reader the real content, then puts the file back.
+  void unblock() {
+    if (!blocked_) return;
+    blocked_ = false;
+    const int fd = ::open(maps().c_str(), O_WRONLY | O_NONBLOCK);  // fails (ENXIO) with no reader
+    if (fd >= 0) {
+      EXPECT_EQ(::write(fd, content_.data(), content_.size()), static_cast<ssize_t>(content_.size()));
+      ::close(fd);
+    }
+    fs::remove(maps());
+    std::ofstream(maps()) << content_;
+  }
+
+ private:
+  fs::path dir_;
+  std::string content_;
+  bool blocked_ = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(ProcessSource, AScanBlockedInTheKernelHoldsUpNoSampleAndIsCollectedWhenItFinishes) {
+  BlockingMapsTree tree;
+  ProcessSource source(KernelPaths{tree.root(), "/sys"}, procfs_options(), {}, 0,
+                       ScanWaits{std::chrono::milliseconds(2000), std::chrono::milliseconds(100)});
+  ASSERT_TRUE(source.probe());
+  Snapshot first;
+  ASSERT_TRUE(source.sample(first));
+  ASSERT_EQ(first.processes->processes, 2u);
+  EXPECT_EQ(first.processes->scan_in_flight_seconds, 0);
+
+  tree.block();
+  std::this_thread::sleep_for(std::chrono::duration<double>(first.processes->scan_seconds * ProcessSource::kScanCostFactor + 0.005));
+  auto t = std::chrono::steady_clock::now();
+  Snapshot second;
+  ASSERT_TRUE(source.sample(second)) << "the last complete scan is served";
+  EXPECT_LT(seconds_since(t), 1.0) << "waited for the blocked scan";
+  EXPECT_GE(seconds_since(t), 0.09) << "the sample that starts a scan waits for it a while";
+  EXPECT_EQ(second.processes->scanned_at, first.processes->scanned_at);
+  EXPECT_GE(second.processes->scan_in_flight_seconds, 0.09);
+  EXPECT_NE(source.degraded().find("mmap_lock"), std::string::npos) << source.degraded();
+
+  t = std::chrono::steady_clock::now();
+  Snapshot third;
+  ASSERT_TRUE(source.sample(third));
+  EXPECT_LT(seconds_since(t), 0.05) << "a scan already overdue is not waited for again";
+  EXPECT_GT(third.processes->scan_in_flight_seconds, second.processes->scan_in_flight_seconds);
+
+  tree.unblock();
+  Snapshot fresh;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(source.sample(fresh));
+    if (fresh.processes->scanned_at > first.processes->scanned_at) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(fresh.processes->scanned_at, first.processes->scanned_at) << "the finished scan is collected";
+  EXPECT_EQ(fresh.processes->processes, 2u);
+  EXPECT_EQ(fresh.processes->scan_in_flight_seconds, 0);
+  EXPECT_GT(fresh.processes->scan_seconds, 0.09) << "its duration includes the wait";
+  EXPECT_EQ(source.degraded().find("mmap_lock"), std::string::npos) << source.degraded();
+}
+
+TEST(ProcessSource, AFirstScanThatCannotFinishIsAnErrorAndDestructionDoesNotWaitForIt) {
+  BlockingMapsTree tree;
+  tree.block();
+  auto source = std::make_unique<ProcessSource>(KernelPaths{tree.root(), "/sys"}, procfs_options(), BpfScannerOpener{}, 0,
+                                                ScanWaits{std::chrono::milliseconds(200), std::chrono::milliseconds(50)});
+  ASSERT_TRUE(source->probe());
+  Snapshot snap;
+  auto t = std::chrono::steady_clock::now();
+  const Status sampled = source->sample(snap);
+  ASSERT_FALSE(sampled);
+  EXPECT_NE(sampled.error().message.find("first process scan"), std::string::npos) << sampled.error().message;
+  EXPECT_LT(seconds_since(t), 1.0);
+  EXPECT_FALSE(snap.processes);
+  t = std::chrono::steady_clock::now();
+  source.reset();  // the worker is blocked in open(): left to finish on its own
+  EXPECT_LT(seconds_since(t), 0.1);
+  tree.unblock();  // it finishes, sees the source gone, and exits
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace
