@@ -24,23 +24,18 @@ import mmap
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+from scrape_vs_node_exporter import free_port  # this directory is on sys.path
+
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = 4096
 TARGET_SHARE = 0.01
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape(port):
