@@ -29,7 +29,10 @@ class AlertRules(unittest.TestCase):
     def test_rules_load_and_their_unit_tests_pass(self):
         rc, out = tool("promtool", "check", "rules", RULES)
         self.assertEqual(rc, 0, out)
-        self.assertIn("SUCCESS: 8 rules found", out)
+        with open(RULES) as f:
+            alerts = sum(1 for line in f if line.strip().startswith("- alert:"))
+        self.assertGreaterEqual(alerts, 9)
+        self.assertIn("SUCCESS: %d rules found" % alerts, out)
         rc, out = tool("promtool", "test", "rules", RULE_TESTS)
         self.assertEqual(rc, 0, out)
 

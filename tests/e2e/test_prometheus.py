@@ -103,7 +103,8 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 evaluated = rules()
                 time.sleep(0.5)
             self.assertIsNotNone(evaluated, "alert rules never evaluated")
-            self.assertEqual(len(evaluated), 8)
+            with open(RULES) as f:
+                self.assertEqual(len(evaluated), sum(1 for line in f if line.strip().startswith("- alert:")))
             for r in evaluated:
                 self.assertEqual(r["health"], "ok", r)
 

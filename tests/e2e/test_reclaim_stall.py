@@ -68,6 +68,7 @@ class Bpftrace:
         """The count, after the probe detached."""
         self.proc.send_signal(signal.SIGINT)
         out, _ = self.proc.communicate(timeout=30)
+        self.output = out  # for the failure message
         m = re.search(r"@n: (\d+)", out)
         return int(m.group(1)) if m else 0
 
@@ -145,7 +146,7 @@ class ReclaimStall(unittest.TestCase):
             if independent is not None:
                 # Same tracepoint, same cgroup, counted by bpftrace while the workload ran: the
                 # daemon counted from the first begin to the last end, bpftrace ends only.
-                self.assertGreater(independent, 0)
+                self.assertGreater(independent, 0, "bpftrace said: %r" % tracer.output[-2000:])
                 self.assertLessEqual(abs(count - independent), max(5, 0.05 * independent),
                                      "daemon %d vs bpftrace %d" % (count, independent))
 
