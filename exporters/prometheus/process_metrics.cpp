@@ -109,11 +109,14 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
   sink.sample({}, static_cast<double>(section.vanished_total));
   sink.family("memdiag_process_scan_info", "How processes are scanned: bpf_iter or procfs (1).", MetricType::Gauge);
   sink.sample({{"mode", section.mode}}, 1);
-  sink.family("memdiag_process_scan_duration_seconds",
-              "Wall time of the last process scan. The source waits 100 times that before the next one (at most 1% "
-              "of a CPU), serving the last scan meanwhile.",
+  sink.family("memdiag_process_scan_duration_seconds", "Wall time of the process scan being served.",
               MetricType::Gauge);
   sink.sample({}, section.scan_seconds);
+  sink.family("memdiag_process_scan_cpu_seconds",
+              "CPU time of the process scan being served. The source waits 100 times that before the next one (at "
+              "most 1% of a CPU, at most 5 minutes), serving the last scan meanwhile.",
+              MetricType::Gauge);
+  sink.sample({}, section.scan_cpu_seconds);
   sink.family("memdiag_process_scan_in_flight_seconds",
               "How long a newer process scan has been running while the last complete one is served (0: none). "
               "Seconds or more: a process's files cannot be read, its mmap_lock held (e.g. by a task stuck in "

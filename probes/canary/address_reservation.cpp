@@ -29,7 +29,7 @@ bool AddressReservation::commit_more(std::size_t bytes) noexcept {
   // fills 512 of them, and the canary's per-page fault figure would mean nothing.
   madvise(p, bytes, huge_pages_ ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   // A failed lock leaves this chunk with other flags than the previous ones: one more mapping.
-  if (lock_on_fault_ && mlock2(p, bytes, MLOCK_ONFAULT) != 0) lock_failed_ = true;
+  if (lock_on_fault_ && mlock2(p, bytes, MLOCK_ONFAULT) != 0) lock_failed_.store(true, std::memory_order_relaxed);
   committed_ += bytes;
   return true;
 }

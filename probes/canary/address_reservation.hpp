@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 
 namespace memdiag::alloc::detail {
@@ -33,11 +34,14 @@ class AddressReservation {
   bool commit_more(std::size_t bytes) noexcept;
   // Mappings as the kernel lists them: the committed part and the remaining reservation.
   std::size_t mappings() const noexcept {
-    return ok() ? (committed_ > 0 ? 1 : 0) + (committed_ < size_ ? 1 : 0) : 0;
+    // A chunk that could not be locked differs in flags from the locked ones: one more mapping
+    // (at least; counted once, a lower bound).
+    return ok() ? (committed_ > 0 ? 1 : 0) + (committed_ < size_ ? 1 : 0) + (lock_failed_ ? 1 : 0) : 0;
   }
   std::uint64_t mmap_calls() const noexcept { return mmap_calls_; }
   // With lock_on_fault: whether every committed chunk could be locked (RLIMIT_MEMLOCK).
-  bool locked() const noexcept { return lock_on_fault_ && !lock_failed_; }
+  // Safe from any thread.
+  bool locked() const noexcept { return lock_on_fault_ && !lock_failed_.load(std::memory_order_relaxed); }
 
  private:
   std::uintptr_t base_ = 0;
@@ -46,7 +50,7 @@ class AddressReservation {
   std::uint64_t mmap_calls_ = 0;
   bool huge_pages_ = false;
   bool lock_on_fault_ = false;
-  bool lock_failed_ = false;
+  std::atomic<bool> lock_failed_{false};
 };
 
 }  // namespace memdiag::alloc::detail

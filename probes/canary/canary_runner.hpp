@@ -43,7 +43,7 @@ class CanaryRunner {
   CanaryReading reading() const;
   CanaryAllocatorStats allocator_stats() const;
   // Its counters and its allocator's bookkeeping are mlock()ed (false: RLIMIT_MEMLOCK refused).
-  bool bookkeeping_locked() const { return locked_ && allocator_.stats().metadata_locked; }
+  bool bookkeeping_locked() const { return locked_ && allocator_.metadata_locked(); }
 
  private:
   void loop();

@@ -340,7 +340,7 @@ PageHeapCounters PageHeap::counters() const {
   c.reservation_mappings = reservation_.mappings() + (map_.ok() ? 1 : 0) + metadata_.mappings();
   c.metadata_committed_bytes = metadata_.committed();
   c.free_spans = free_span_count_;
-  c.metadata_locked = map_.locked() && metadata_.locked();
+  c.metadata_locked = metadata_locked();
   return c;
 }
 

@@ -59,6 +59,8 @@ class PageHeap {
   std::uintptr_t base() const noexcept { return reservation_.base(); }
   std::size_t reserved_bytes() const noexcept { return reservation_.size(); }
   const PageMap& map() const noexcept { return map_; }
+  // The page map and the bookkeeping arena are mlock()ed (lock_metadata); no lock taken.
+  bool metadata_locked() const noexcept { return map_.locked() && metadata_.locked(); }
 
   // A span of `pages` pages whose address is a multiple of align_pages pages, marked in the page
   // map for `size_class` (0: a large object). nullptr when the reservation or the kernel refuses,

@@ -388,6 +388,8 @@ std::size_t SizeClassAllocator::release_unused() noexcept {
   return impl_->heap.release(kReleaseEverything);
 }
 
+bool SizeClassAllocator::metadata_locked() const noexcept { return impl_->heap.metadata_locked(); }
+
 AllocatorStats SizeClassAllocator::stats() const {
   AllocatorStats s;
   std::uint64_t cached[kNumClasses] = {};

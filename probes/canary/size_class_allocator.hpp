@@ -111,6 +111,8 @@ class SizeClassAllocator {
   std::size_t release_unused() noexcept;
 
   AllocatorStats stats() const;
+  // stats().metadata_locked without gathering the rest: cheap enough for every sample.
+  bool metadata_locked() const noexcept;
 
  private:
   void* allocate_slow(std::size_t size, std::size_t alignment) noexcept;

@@ -58,6 +58,7 @@ struct ProcessSection {
   // every sample, which then carries the last one.
   std::chrono::system_clock::time_point scanned_at{};
   double scan_seconds = 0;
+  double scan_cpu_seconds = 0;  // CPU time of the scanning thread (what pacing goes by)
   // A newer scan still running when this one was served, for this long (0: none). Scans run
   // off the sampler thread: one blocked on a process's mmap_lock holds up nothing else.
   double scan_in_flight_seconds = 0;

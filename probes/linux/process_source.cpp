@@ -1,11 +1,24 @@
 #include "probes/linux/process_source.hpp"
 
 #include <pthread.h>
+#include <time.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <system_error>
 
 namespace memdiag {
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
 
 struct ProcessSource::Worker {
   Worker(const KernelPaths& paths, const SourceOptions& options, BpfScannerOpener open_bpf, int self_pid)
@@ -22,6 +35,7 @@ struct ProcessSource::Worker {
   std::chrono::steady_clock::time_point started_at{};
   std::optional<Expected<ProcessSection>> result;  // finished, not yet collected
   std::string degraded;                            // census.degraded() after that scan
+  double cpu_seconds = 0;                          // the worker's CPU time for that scan
 
   static void run(std::shared_ptr<Worker> w) {
     pthread_setname_np(pthread_self(), "memdiag-procs");
@@ -31,11 +45,19 @@ struct ProcessSource::Worker {
       if (w->stopping) return;
       w->requested = false;
       lock.unlock();
-      Expected<ProcessSection> scanned = w->census.take();
+      const double cpu_before = thread_cpu_seconds();
+      Expected<ProcessSection> scanned = make_error("process scan: no result");
+      try {
+        scanned = w->census.take();
+      } catch (const std::exception& e) {  // out of memory, most likely: a failed scan, not a dead daemon
+        scanned = make_error(std::string("process scan: ") + e.what());
+      }
+      const double cpu = thread_cpu_seconds() - cpu_before;
       std::string degraded = w->census.degraded();
       lock.lock();
       w->result = std::move(scanned);
       w->degraded = std::move(degraded);
+      w->cpu_seconds = cpu;
       w->busy = false;
       w->cv.notify_all();
     }
@@ -75,7 +97,13 @@ Status ProcessSource::sample(Snapshot& out) {
   const auto now = std::chrono::steady_clock::now();
   std::unique_lock lock(worker_->mu);
   if (!worker_->busy && !worker_->result && now >= next_scan_at_) {
-    if (!thread_.joinable()) thread_ = std::thread(Worker::run, worker_);
+    if (!thread_.joinable()) {
+      try {
+        thread_ = std::thread(Worker::run, worker_);
+      } catch (const std::system_error& e) {
+        return make_error(std::string("cannot start the process scan thread: ") + e.what());
+      }
+    }
     worker_->requested = true;
     worker_->busy = true;
     worker_->started_at = now;
@@ -86,11 +114,14 @@ Status ProcessSource::sample(Snapshot& out) {
     Expected<ProcessSection> scanned = std::move(*worker_->result);
     worker_->result.reset();
     census_degraded_ = worker_->degraded;
-    // Paced by what the scan itself took (not counting how late this sample collects it).
-    const std::chrono::duration<double> took =
-        scanned ? std::chrono::duration<double>(scanned->scan_seconds) : std::chrono::steady_clock::now() - worker_->started_at;
-    next_scan_at_ = worker_->started_at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(took * kScanCostFactor);
+    // Paced by the CPU the scan cost, not its wall time: a scan that sat blocked on a
+    // process's mmap_lock for minutes cost next to nothing, and must not stop scanning for
+    // 100 times as long. Capped, so a slow scan never leaves the section hours old.
+    const std::chrono::duration<double> pause = std::min<std::chrono::duration<double>>(
+        std::chrono::duration<double>(worker_->cpu_seconds * kScanCostFactor), kMaxPause);
+    next_scan_at_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(pause);
     if (scanned) {
+      scanned->scan_cpu_seconds = worker_->cpu_seconds;
       last_ = std::move(scanned).value();
       last_failure_.reset();
     } else {
@@ -102,7 +133,7 @@ Status ProcessSource::sample(Snapshot& out) {
       in_flight ? std::chrono::duration<double>(std::chrono::steady_clock::now() - worker_->started_at).count() : 0;
   lock.unlock();
 
-  overdue_ = in_flight && in_flight_seconds * 1000 >= static_cast<double>(waits_.later.count());
+  stuck_ = in_flight && in_flight_seconds * 1000 >= static_cast<double>(waits_.stuck.count());
   if (last_failure_) return *last_failure_;
   if (!last_) {
     return make_error("the first process scan has run for " + std::to_string(static_cast<int>(in_flight_seconds)) +
@@ -116,11 +147,14 @@ Status ProcessSource::sample(Snapshot& out) {
 
 std::string ProcessSource::degraded() const {
   std::string reasons = census_degraded_;
-  if (overdue_) {
+  if (stuck_) {
     if (!reasons.empty()) reasons += "; ";
     // Constant text: degraded() is logged when it changes, not once per sample.
-    reasons += "a process scan is taking longer than a sample can wait (a process's files cannot be read: its "
-               "mmap_lock may be held by a task stuck in reclaim); the last complete scan is served meanwhile";
+    const auto ms = waits_.stuck.count();
+    reasons += "a process scan has been running for over " +
+               (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms") +
+               " (a process's files cannot be read: its mmap_lock may be held by a task stuck in reclaim); the "
+               "last complete scan is served meanwhile";
   }
   return reasons;
 }

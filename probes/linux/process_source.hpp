@@ -9,10 +9,11 @@
 // collected by a later sample, and meanwhile the samples serve the last complete scan and say
 // how long the one in flight has been running (memdiag_process_scan_in_flight_seconds).
 //
-// Pacing: a scan costs what the kernel charges for the processes' files, ~1 ms with the eBPF
-// iterator but ~0.4 s with /proc on a node with 2,000 processes of 200 mappings. After a scan
-// that took D, the next one starts no sooner than 100 x D later (1% of a CPU at most), and the
-// samples in between carry the last scan's section (`scanned_at` says when it was taken).
+// Pacing: a scan costs what the kernel charges for the processes' files, ~1 ms of CPU with the
+// eBPF iterator but ~0.4 s with /proc on a node with 2,000 processes of 200 mappings. After a
+// scan that cost C of the worker's CPU time, the next one starts no sooner than 100 x C after it
+// was collected (1% of a CPU at most; at most kMaxPause), and the samples in between carry the
+// last scan's section (`scanned_at` says when it was taken).
 #pragma once
 
 #include <chrono>
@@ -27,14 +28,21 @@ namespace memdiag {
 
 struct ScanWaits {
   // How long sample() waits for the scan it started before serving the last one.
-  std::chrono::milliseconds first{5000};  // nothing to serve yet (and `--once` wants a scan)
+  // Nothing to serve yet (and `--once` wants a scan); below the daemon's stop grace (3 s), so a
+  // SIGTERM while a first scan is blocked is not taken for a stuck sampler.
+  std::chrono::milliseconds first{2000};
   std::chrono::milliseconds later{250};
+  // A scan running this long is stuck, not slow (a /proc scan of a crowded node takes ~0.4 s):
+  // degraded() says so. Not sooner, or every slow scan would flap the log.
+  std::chrono::milliseconds stuck{10000};
 };
 
 class ProcessSource final : public Source {
  public:
-  // After a scan of duration D, none before D x this (1% of a CPU at most).
+  // After a scan that cost C of CPU, none before C x this (1% of a CPU at most) ...
   static constexpr int kScanCostFactor = 100;
+  // ... nor more than this apart.
+  static constexpr std::chrono::minutes kMaxPause{5};
   static constexpr std::uint64_t kDefaultMaxMapCount = ProcessCensus::kDefaultMaxMapCount;
 
   // open_bpf: empty when built without eBPF. self_pid: the process always reported.
@@ -61,7 +69,7 @@ class ProcessSource final : public Source {
   std::optional<Error> last_failure_;      // the last scan failed: the source is down until one succeeds
   std::chrono::steady_clock::time_point next_scan_at_{};
   std::string census_degraded_;            // the census's degraded() after the last collected scan
-  bool overdue_ = false;                   // a scan has run past waits_.later and is still running
+  bool stuck_ = false;                     // a scan has run past waits_.stuck and is still running
 };
 
 }  // namespace memdiag

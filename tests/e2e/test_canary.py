@@ -69,7 +69,9 @@ class CanaryTest(unittest.TestCase):
 
     def wait_for_calm(self, below=2.0):
         """Waits (up to 60 s) until an earlier test's pressure has decayed from PSI avg10."""
-        wait_for(lambda: (node_psi_full_avg10() or 0) < below, timeout=60)
+        self.assertTrue(wait_for(lambda: (node_psi_full_avg10() or 0) < below, timeout=60),
+                        "node memory PSI full avg10 stays at %s %%: something else presses on memory" %
+                        node_psi_full_avg10())
 
     def start_dirty_writer(self, cgroup, file_bytes):
         """Keeps `cgroup` at its limit with dirty pages: a file larger than the limit, mapped

@@ -108,7 +108,8 @@ TEST(ProcessSource, SlowScansArePacedAndTheLastOneServedMeanwhile) {
   Snapshot first;
   const auto before = std::chrono::steady_clock::now();
   ASSERT_TRUE(source.sample(first));
-  const double scan = first.processes->scan_seconds;
+  EXPECT_GT(first.processes->scan_seconds, 0);
+  const double scan = first.processes->scan_cpu_seconds;  // what pacing goes by
   EXPECT_GT(scan, 0);
   Snapshot second;
   ASSERT_TRUE(source.sample(second));
@@ -128,7 +129,8 @@ TEST(ProcessSource, SlowScansArePacedAndTheLastOneServedMeanwhile) {
 // mmap_lock is held for writing.
 class BlockingMapsTree {
  public:
-  BlockingMapsTree() : dir_(fs::temp_directory_path() / ("memdiag-blocking-maps-" + std::to_string(::getpid()))) {
+  explicit BlockingMapsTree(const std::string& test)
+      : dir_(fs::temp_directory_path() / ("memdiag-blocking-maps-" + test + "-" + std::to_string(::getpid()))) {
     fs::remove_all(dir_);
     fs::copy(kTree, dir_, fs::copy_options::recursive);
     std::ifstream in(maps());
@@ -171,9 +173,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 TEST(ProcessSource, AScanBlockedInTheKernelHoldsUpNoSampleAndIsCollectedWhenItFinishes) {
-  BlockingMapsTree tree;
+  BlockingMapsTree tree("collected");
   ProcessSource source(KernelPaths{tree.root(), "/sys"}, procfs_options(), {}, 0,
-                       ScanWaits{std::chrono::milliseconds(2000), std::chrono::milliseconds(100)});
+                       ScanWaits{std::chrono::milliseconds(2000), std::chrono::milliseconds(100),
+                                 std::chrono::milliseconds(1000)});
   ASSERT_TRUE(source.probe());
   Snapshot first;
   ASSERT_TRUE(source.sample(first));
@@ -181,7 +184,7 @@ TEST(ProcessSource, AScanBlockedInTheKernelHoldsUpNoSampleAndIsCollectedWhenItFi
   EXPECT_EQ(first.processes->scan_in_flight_seconds, 0);
 
   tree.block();
-  std::this_thread::sleep_for(std::chrono::duration<double>(first.processes->scan_seconds * ProcessSource::kScanCostFactor + 0.005));
+  std::this_thread::sleep_for(std::chrono::duration<double>(first.processes->scan_cpu_seconds * ProcessSource::kScanCostFactor + 0.005));
   auto t = std::chrono::steady_clock::now();
   Snapshot second;
   ASSERT_TRUE(source.sample(second)) << "the last complete scan is served";
@@ -189,13 +192,18 @@ TEST(ProcessSource, AScanBlockedInTheKernelHoldsUpNoSampleAndIsCollectedWhenItFi
   EXPECT_GE(seconds_since(t), 0.09) << "the sample that starts a scan waits for it a while";
   EXPECT_EQ(second.processes->scanned_at, first.processes->scanned_at);
   EXPECT_GE(second.processes->scan_in_flight_seconds, 0.09);
-  EXPECT_NE(source.degraded().find("mmap_lock"), std::string::npos) << source.degraded();
+  EXPECT_EQ(source.degraded().find("mmap_lock"), std::string::npos) << "slow is not stuck yet: " << source.degraded();
 
   t = std::chrono::steady_clock::now();
   Snapshot third;
   ASSERT_TRUE(source.sample(third));
   EXPECT_LT(seconds_since(t), 0.05) << "a scan already overdue is not waited for again";
   EXPECT_GT(third.processes->scan_in_flight_seconds, second.processes->scan_in_flight_seconds);
+  std::this_thread::sleep_for(std::chrono::duration<double>(1.05 - third.processes->scan_in_flight_seconds));
+  Snapshot fourth;
+  ASSERT_TRUE(source.sample(fourth));
+  EXPECT_GE(fourth.processes->scan_in_flight_seconds, 1.0);
+  EXPECT_NE(source.degraded().find("mmap_lock"), std::string::npos) << "past `stuck`: " << source.degraded();
 
   tree.unblock();
   Snapshot fresh;
@@ -207,12 +215,18 @@ TEST(ProcessSource, AScanBlockedInTheKernelHoldsUpNoSampleAndIsCollectedWhenItFi
   EXPECT_GT(fresh.processes->scanned_at, first.processes->scanned_at) << "the finished scan is collected";
   EXPECT_EQ(fresh.processes->processes, 2u);
   EXPECT_EQ(fresh.processes->scan_in_flight_seconds, 0);
-  EXPECT_GT(fresh.processes->scan_seconds, 0.09) << "its duration includes the wait";
+  EXPECT_GT(fresh.processes->scan_seconds, 1.0) << "its wall time includes the wait";
+  EXPECT_LT(fresh.processes->scan_cpu_seconds, 0.5) << "its CPU time does not";
   EXPECT_EQ(source.degraded().find("mmap_lock"), std::string::npos) << source.degraded();
+  // Paced by CPU: the next scan follows soon, not 100 x the time it was blocked.
+  std::this_thread::sleep_for(std::chrono::duration<double>(fresh.processes->scan_cpu_seconds * ProcessSource::kScanCostFactor + 0.01));
+  Snapshot next;
+  ASSERT_TRUE(source.sample(next));
+  EXPECT_GT(next.processes->scanned_at, fresh.processes->scanned_at);
 }
 
 TEST(ProcessSource, AFirstScanThatCannotFinishIsAnErrorAndDestructionDoesNotWaitForIt) {
-  BlockingMapsTree tree;
+  BlockingMapsTree tree("first");
   tree.block();
   auto source = std::make_unique<ProcessSource>(KernelPaths{tree.root(), "/sys"}, procfs_options(), BpfScannerOpener{}, 0,
                                                 ScanWaits{std::chrono::milliseconds(200), std::chrono::milliseconds(50)});
