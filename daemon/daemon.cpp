@@ -72,6 +72,22 @@ std::vector<std::unique_ptr<Source>> build_sources(const Config& config) {
   return sources;
 }
 
+std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Config& next) {
+  std::vector<Sampler::SourcePlan> plan;
+  for (std::string_view name : source_names()) {
+    if (!next.source_enabled(name)) continue;
+    Sampler::SourcePlan p;
+    p.source = make_source(name, next.paths, next.source_options(name));
+    // Sources serving cached values between refreshes (the vm sysctls) are rebuilt anyway:
+    // a SIGHUP is how an administrator makes them re-read at once.
+    p.keep_running = running.source_enabled(name) && running.paths == next.paths &&
+                     running.source_options(name) == next.source_options(name) &&
+                     !source_has_refresh_interval(name);
+    plan.push_back(std::move(p));
+  }
+  return plan;
+}
+
 int run_once(const Config& config) {
   SnapshotStore store(1);
   Sampler sampler(store, build_sources(config), config.interval);
@@ -148,7 +164,7 @@ int run_daemon(const CliOptions& options, Config config) {
     next.listen_address = server ? server->listen_address() : wanted_address;
     set_log_level(next.log_level);
     store.set_ring_capacity(next.ring);
-    sampler.reconfigure(build_sources(next), next.interval);
+    sampler.reconfigure(plan_sources(config, next), next.interval);
     config = std::move(next);
     spdlog::info("SIGHUP: reloaded {}{}", config.file,
                  server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");

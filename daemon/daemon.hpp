@@ -6,12 +6,17 @@
 
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
+#include "daemon/sampler.hpp"
 #include "probes/core/source.hpp"
 
 namespace memdiag {
 
 // The enabled sources of this OS, in registration order.
 std::vector<std::unique_ptr<Source>> build_sources(const Config& config);
+
+// The sources of `next` for a reload from `running`: those whose paths and settings did not
+// change keep their running instance (state, counters, eBPF programs, canary children).
+std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Config& next);
 
 // Samples once and prints the exposition to stdout. Returns the exit code.
 int run_once(const Config& config);

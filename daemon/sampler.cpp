@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace memdiag {
 namespace {
 
@@ -127,14 +129,33 @@ void Sampler::run() {
 }
 
 bool Sampler::apply_pending() {
-  std::optional<std::pair<std::vector<std::unique_ptr<Source>>, std::chrono::milliseconds>> pending;
+  std::optional<std::pair<std::vector<SourcePlan>, std::chrono::milliseconds>> pending;
   {
     std::lock_guard lock(mutex_);
     pending.swap(pending_);
   }
   if (!pending) return false;
-  slots_ = make_slots(std::move(pending->first));
+  std::vector<Slot> next;
+  next.reserve(pending->first.size());
+  std::size_t kept = 0;
+  for (SourcePlan& plan : pending->first) {
+    if (plan.keep_running) {
+      auto running = std::find_if(slots_.begin(), slots_.end(), [&plan](const Slot& slot) {
+        return slot.source && slot.source->name() == plan.source->name();
+      });
+      if (running != slots_.end()) {
+        next.push_back(std::move(*running));  // its state and what it logged carry on
+        ++kept;
+        continue;
+      }
+    }
+    Slot slot;
+    slot.source = std::move(plan.source);
+    next.push_back(std::move(slot));
+  }
+  slots_ = std::move(next);  // the replaced sources end here, on the sampling thread
   interval_ms_.store(pending->second.count());
+  spdlog::debug("sources reconfigured: {} kept running, {} new", kept, slots_.size() - kept);
   return true;
 }
 
@@ -154,10 +175,20 @@ bool Sampler::stop(std::chrono::milliseconds grace) {
   return true;
 }
 
-void Sampler::reconfigure(std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval) {
+void Sampler::reconfigure(std::vector<SourcePlan> plan, std::chrono::milliseconds interval) {
   {
     std::lock_guard lock(mutex_);
-    pending_.emplace(std::move(sources), interval);
+    if (pending_) {
+      // Two reloads within one tick: the first plan was never applied, so a source it was going
+      // to replace must be replaced now too ("unchanged" was judged against that plan's config).
+      for (SourcePlan& p : plan) {
+        if (!p.keep_running) continue;
+        for (const SourcePlan& earlier : pending_->first) {
+          if (!earlier.keep_running && earlier.source->name() == p.source->name()) p.keep_running = false;
+        }
+      }
+    }
+    pending_.emplace(std::move(plan), interval);
   }
   wake_.notify_all();
 }

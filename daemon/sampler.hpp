@@ -32,8 +32,17 @@ class Sampler {
   // Asks the thread to stop and waits up to `grace`; false if it is stuck (in a kernel read).
   bool stop(std::chrono::milliseconds grace);
 
-  // Swaps in new sources and interval at the next tick without waiting for a running sample.
-  void reconfigure(std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval);
+  // One source after a reload. keep_running: its settings did not change, so the running
+  // instance of that name carries on with its state (counters, eBPF programs, cgroup watches,
+  // canary children, a process scan in flight) and `source`, built all the same, is dropped;
+  // used only when no such instance runs.
+  struct SourcePlan {
+    std::unique_ptr<Source> source;
+    bool keep_running = false;
+  };
+  // Swaps in the planned sources and interval at the next tick without waiting for a running
+  // sample. A plan not applied yet is replaced; what it would have started counts as running.
+  void reconfigure(std::vector<SourcePlan> plan, std::chrono::milliseconds interval);
 
   // True while samples keep completing on time.
   bool healthy() const;
@@ -69,7 +78,7 @@ class Sampler {
   std::mutex mutex_;  // guards stop_ and pending_
   std::condition_variable wake_;
   bool stop_ = false;
-  std::optional<std::pair<std::vector<std::unique_ptr<Source>>, std::chrono::milliseconds>> pending_;
+  std::optional<std::pair<std::vector<SourcePlan>, std::chrono::milliseconds>> pending_;
 
   std::thread thread_;
   std::atomic<bool> finished_{false};

@@ -16,6 +16,7 @@ namespace memdiag {
 struct KernelPaths {
   std::string procfs = "/proc";
   std::string sysfs = "/sys";
+  bool operator==(const KernelPaths&) const = default;
 };
 
 // processes: the eBPF task iterator, /proc, or the iterator when it loads and /proc otherwise.
@@ -28,6 +29,7 @@ struct CanarySettings {
   std::size_t ceiling_bytes = 64u << 20;
   double backoff_psi_full = 10.0;  // percent, node memory PSI full avg10
   std::vector<std::string> cgroups;  // memory cgroup paths to run a child canary in
+  bool operator==(const CanarySettings&) const = default;
 };
 
 // Per-source settings from the `sources:` config section.
@@ -55,6 +57,8 @@ struct SourceOptions {
   double map_areas_threshold = 0.8;
   std::size_t max_above_threshold = 100;
   CanarySettings canary;
+  // Equal settings: a reload keeps the running source (see Sampler::SourcePlan).
+  bool operator==(const SourceOptions&) const = default;
 };
 
 const std::vector<std::string_view>& linux_source_names();

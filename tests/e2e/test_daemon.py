@@ -287,6 +287,37 @@ class Reload(unittest.TestCase):
             self.assertEqual(http_get(new_port, "/healthz")[0], 200)
             self.assertEqual(d.stop(), 0)
 
+    def test_sighup_keeps_sources_whose_settings_did_not_change(self):
+        """Their state carries on: the canary's counters keep counting from where they were
+        (a new instance would start from 0), while a source whose settings changed starts anew."""
+        port = free_port()
+        base = ("web: {listen_address: \"127.0.0.1:%d\"}\n"
+                "sources:\n"
+                "  reclaim_stall: {enabled: false}\n"
+                "  canary: {interval: 100ms, working_set_bytes: 1048576}\n" % port)
+        self.write(base + "  vm_sysctl: {refresh_interval: 0s}\nsampler: {interval: 100ms}\n")
+        with Daemon("--config", self.config, port=port, listen_flag=False) as d:
+            d.wait_ready()
+
+            def canary_cycles():
+                s = d.samples()
+                return sum(v for (name, _), v in s.items() if name == "memdiag_canary_cycles_total")
+
+            self.assertTrue(wait_for(lambda: canary_cycles() >= 20, timeout=20))
+            before = canary_cycles()
+            # Only the sampler interval and another source's settings change.
+            self.write(base + "  vm_sysctl: {refresh_interval: 5s}\nsampler: {interval: 150ms}\n")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(wait_for(lambda: "SIGHUP: reloaded" in d.logs()))
+            time.sleep(0.3)  # a rebuilt canary would be at ~3 cycles by now
+            self.assertGreaterEqual(canary_cycles(), before, "the canary source was rebuilt: its counters restarted")
+            # A changed canary setting does rebuild it: its counters start again.
+            self.write(base.replace("interval: 100ms", "interval: 5s") +
+                       "  vm_sysctl: {refresh_interval: 5s}\nsampler: {interval: 150ms}\n")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(wait_for(lambda: canary_cycles() < before, timeout=10))
+            self.assertEqual(d.stop(), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -22,6 +22,7 @@ class ScriptedSource final : public Source {
   Status probe() override { return supported_ ? Status(Ok{}) : Status(make_error("not on this kernel")); }
   Status sample(Snapshot& out) override {
     ++calls;
+    if (also_count != nullptr) ++*also_count;
     if (fail.load()) return make_error("scripted failure");
     VmSysctlSection section;
     section.values.push_back({"overcommit_memory", static_cast<double>(calls.load())});
@@ -30,6 +31,7 @@ class ScriptedSource final : public Source {
   }
   std::string degraded() const override { return degraded_text; }
   std::atomic<int> calls{0};
+  std::atomic<int>* also_count = nullptr;  // outlives the source: for instances a test hands away
   std::atomic<bool> fail{false};
   std::string degraded_text;  // set only while the sampler thread is not running
 
@@ -134,13 +136,72 @@ TEST(Sampler, ReconfigureSwapsSourcesAndInterval) {
   first.push_back(std::make_unique<ScriptedSource>("first", true));
   Sampler sampler(store, std::move(first), std::chrono::milliseconds(1000));
   sampler.start();
-  std::vector<std::unique_ptr<Source>> second;
-  second.push_back(std::make_unique<ScriptedSource>("second", true));
+  std::vector<Sampler::SourcePlan> second;
+  second.push_back({std::make_unique<ScriptedSource>("second", true), false});
   sampler.reconfigure(std::move(second), std::chrono::milliseconds(100));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   ASSERT_TRUE(sampler.stop(std::chrono::milliseconds(2000)));
   EXPECT_EQ(sampler.interval(), std::chrono::milliseconds(100));
   EXPECT_EQ(store.latest()->sources.at(0).name, "second");
+}
+
+// A reload keeps the running instance of a source whose settings did not change (its counters
+// and state carry on), replaces the others, and two reloads within one tick are judged against
+// what the first would have installed.
+TEST(Sampler, ReconfigureKeepsUnchangedSourcesRunning) {
+  SnapshotStore store(100);
+  auto kept = std::make_unique<ScriptedSource>("kept", true);
+  ScriptedSource* kept_raw = kept.get();
+  auto replaced = std::make_unique<ScriptedSource>("replaced", true);
+  ScriptedSource* replaced_raw = replaced.get();
+  std::vector<std::unique_ptr<Source>> first;
+  first.push_back(std::move(kept));
+  first.push_back(std::move(replaced));
+  Sampler sampler(store, std::move(first), std::chrono::milliseconds(1000));
+  sampler.sample_now();
+  const int kept_calls = kept_raw->calls.load();
+  ASSERT_EQ(replaced_raw->calls.load(), 1);
+
+  std::atomic<int> unused_calls{0}, fresh_calls{0};
+  auto kept_again = std::make_unique<ScriptedSource>("kept", true);
+  kept_again->also_count = &unused_calls;  // destroyed when the plan is applied
+  auto fresh = std::make_unique<ScriptedSource>("replaced", true);
+  fresh->also_count = &fresh_calls;
+  std::vector<Sampler::SourcePlan> plan;
+  plan.push_back({std::move(kept_again), true});
+  plan.push_back({std::move(fresh), false});
+  sampler.reconfigure(std::move(plan), std::chrono::milliseconds(1000));
+  sampler.start();  // applies the plan, then samples
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(sampler.stop(std::chrono::milliseconds(2000)));
+  EXPECT_GT(kept_raw->calls.load(), kept_calls) << "the running instance goes on";
+  EXPECT_EQ(unused_calls.load(), 0) << "the instance built for the plan is not used";
+  EXPECT_GE(fresh_calls.load(), 1) << "a changed source is replaced";
+  ASSERT_EQ(store.latest()->sources.size(), 2u);
+  EXPECT_EQ(store.latest()->sources.at(0).name, "kept");
+  EXPECT_EQ(store.latest()->sources.at(1).name, "replaced");
+}
+
+TEST(Sampler, TwoReloadsInOneTickReplaceWhatTheFirstWouldHaveReplaced) {
+  SnapshotStore store(100);
+  std::vector<std::unique_ptr<Source>> first;
+  first.push_back(std::make_unique<ScriptedSource>("s", true));
+  Sampler sampler(store, std::move(first), std::chrono::milliseconds(1000));
+  // Reload 1 changes s's settings; reload 2, before the sampler applied reload 1, finds them
+  // equal to reload 1's and asks to keep "the running one", which must not be the old one.
+  std::vector<Sampler::SourcePlan> changed;
+  changed.push_back({std::make_unique<ScriptedSource>("s", true), false});
+  sampler.reconfigure(std::move(changed), std::chrono::milliseconds(1000));
+  std::atomic<int> second_calls{0};
+  auto second = std::make_unique<ScriptedSource>("s", true);
+  second->also_count = &second_calls;
+  std::vector<Sampler::SourcePlan> unchanged;
+  unchanged.push_back({std::move(second), true});
+  sampler.reconfigure(std::move(unchanged), std::chrono::milliseconds(1000));
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(sampler.stop(std::chrono::milliseconds(2000)));
+  EXPECT_GE(second_calls.load(), 1) << "the old instance was to be replaced: a new one runs";
 }
 
 }  // namespace
