@@ -2,24 +2,25 @@
 // Every field has a default, so an absent file or section means "the defaults".
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "probes/core/expected.hpp"
-#include "probes/linux/linux_sources.hpp"
+#include "probes/core/kernel_paths.hpp"
 
 namespace memdiag {
 
 inline constexpr const char* kDefaultListenAddress = "0.0.0.0:9842";
 
+// One source's section: whether it runs, and its own options, of the type its registration
+// declares (probes/core/source_registration.hpp).
 struct SourceConfig {
   bool enabled = true;
-  SourceOptions options;
+  std::any options;
 };
-
-// vm sysctls change by hand, rarely: re-read them every 10 s rather than every sample.
-inline constexpr std::chrono::milliseconds kDefaultSysctlRefresh{10000};
 
 struct Config {
   std::string listen_address = kDefaultListenAddress;
@@ -27,7 +28,7 @@ struct Config {
   std::chrono::milliseconds interval{1000};
   std::size_t ring = 300;
   std::string log_level = "info";
-  std::map<std::string, SourceConfig, std::less<>> sources;  // every known source, by name
+  std::map<std::string, SourceConfig, std::less<>> sources;  // every source of the catalog, by name
 
   // Where it was loaded from ("" for built-in defaults), for messages.
   std::string file;
@@ -36,9 +37,12 @@ struct Config {
     auto it = sources.find(name);
     return it != sources.end() && it->second.enabled;
   }
-  SourceOptions source_options(std::string_view name) const {
+  // The source's options as its registration's type; throws std::bad_any_cast for another type.
+  template <class Options>
+  const Options& source_options(std::string_view name) const {
     auto it = sources.find(name);
-    return it == sources.end() ? SourceOptions{} : it->second.options;
+    if (it == sources.end()) throw std::out_of_range("no source named " + std::string(name));
+    return std::any_cast<const Options&>(it->second.options);
   }
 };
 

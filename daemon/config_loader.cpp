@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -15,7 +14,8 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
-#include "daemon/source_names.hpp"
+#include "daemon/yaml_option_value.hpp"
+#include "probes/catalog/source_catalog.hpp"
 
 namespace memdiag {
 
@@ -30,18 +30,13 @@ std::string ConfigError::to_string() const {
 
 Config default_config() {
   Config config;
-  for (std::string_view name : source_names()) {
-    SourceConfig source;
-    if (source_has_refresh_interval(name)) source.options.refresh_interval = kDefaultSysctlRefresh;
-    config.sources[std::string(name)] = source;
+  for (const SourceRegistration& source : source_catalog()) {
+    config.sources[std::string(source.name)] = SourceConfig{true, source.defaults};
   }
   return config;
 }
 
 namespace {
-
-constexpr std::size_t kCanaryCeilingMargin = 1u << 20;
-constexpr std::size_t kMaxCanaryCgroups = 32;
 
 // Thrown only inside this file and turned into a ConfigError value at its edge.
 struct Refusal {
@@ -105,45 +100,21 @@ class Loader {
     }
   }
 
+  // A typed read of a value, or its refusal (at the value's own line) under `key`.
+  template <class T>
+  T take(OptionResult<T> result, const YAML::Node& at, const std::string& key) const {
+    if (!result) refuse_at(result.error(), at, key);
+    return std::move(result).value();
+  }
+  [[noreturn]] void refuse_at(const OptionError& error, const YAML::Node& at, const std::string& key) const {
+    throw Refusal{ConfigError{file_, error.line > 0 ? error.line : at.Mark().line + 1, key, error.reason}};
+  }
+
   std::string scalar(const YAML::Node& node, const std::string& key) const {
-    if (node.IsNull()) refuse(node, key, "expected a value, got nothing");
-    if (!node.IsScalar()) refuse(node, key, "expected a single value, not a list or mapping");
-    return node.Scalar();
+    return take(YamlOptionValue(node).text(), node, key);
   }
-
-  // Numbers and booleans must be written plainly: "5" and "true" in quotes are strings.
-  std::string plain_scalar(const YAML::Node& node, const std::string& key, const char* what) const {
-    std::string text = scalar(node, key);
-    if (node.Tag() == "!") refuse(node, key, std::string("expected ") + what + ", got the quoted string \"" + text + "\"");
-    return text;
-  }
-
-  bool boolean(const YAML::Node& node, const std::string& key) const {
-    const std::string text = plain_scalar(node, key, "true or false");
-    if (text == "true") return true;
-    if (text == "false") return false;
-    refuse(node, key, "expected true or false, got '" + text + "'");
-  }
-
   long long integer(const YAML::Node& node, const std::string& key) const {
-    const std::string text = plain_scalar(node, key, "a whole number");
-    long long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-      refuse(node, key, "expected a whole number, got '" + text + "'");
-    }
-    return value;
-  }
-
-  // A plain decimal number such as 0.8 (from_chars: no locale, no hex, no "nan").
-  double number(const YAML::Node& node, const std::string& key) const {
-    const std::string text = plain_scalar(node, key, "a number");
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-      refuse(node, key, "expected a number like 0.8, got '" + text + "'");
-    }
-    return value;
+    return take(YamlOptionValue(node).integer(), node, key);
   }
 
   void check(const Status& status, const YAML::Node& node, const std::string& key) const {
@@ -192,149 +163,34 @@ class Loader {
     });
   }
 
+  // Each source's section: `enabled`, then the keys its registration declares, read by the
+  // registration itself; keys it does not declare are refused like any unknown key.
   void load_sources(const YAML::Node& node, Config& config) const {
     expect_map(node, "sources");
-    for_each_key(node, "sources", source_names(), [&](const std::string& name, const YAML::Node& value) {
+    std::vector<std::string_view> names;
+    for (const SourceRegistration& source : source_catalog()) names.push_back(source.name);
+    for_each_key(node, "sources", names, [&](const std::string& name, const YAML::Node& value) {
       const std::string prefix = "sources." + name;
       if (value.IsNull()) return;  // "meminfo:" with nothing under it: defaults
       expect_map(value, prefix);
+      const SourceRegistration& registration = *find_source(name);
       std::vector<std::string_view> keys = {"enabled"};
-      if (source_has_refresh_interval(name)) keys.push_back("refresh_interval");
-      if (name == "cgroup") keys.insert(keys.end(), {"max_depth", "include", "exclude", "max_cgroups", "max_watched"});
-      if (name == "reclaim_stall") {
-        keys.insert(keys.end(), {"btf_path", "tracefs_fallback", "max_cgroups", "retain_removed"});
-      }
-      if (name == "canary") {
-        keys.insert(keys.end(), {"interval", "working_set_bytes", "ceiling_bytes", "backoff_psi_full", "cgroups"});
-      }
-      if (name == "processes") {
-        keys.insert(keys.end(), {"scanner", "btf_path", "top_n", "map_areas_threshold", "max_above_threshold",
-                                 "max_cgroups"});
-      }
+      keys.insert(keys.end(), registration.keys.begin(), registration.keys.end());
       SourceConfig& source = config.sources[name];
       for_each_key(value, prefix, keys, [&](const std::string& key, const YAML::Node& v) {
         const std::string full = prefix + "." + key;
+        const YamlOptionValue option(v);
         if (key == "enabled") {
-          source.enabled = boolean(v, full);
-        } else if (key == "refresh_interval") {
-          auto refresh = parse_duration(scalar(v, full));
-          if (!refresh) refuse(v, full, refresh.error().message);
-          check(check_refresh_interval(*refresh), v, full);
-          source.options.refresh_interval = *refresh;
-        } else if (key == "max_depth") {
-          const long long depth = integer(v, full);
-          if (depth < 0 || depth > 32) refuse(v, full, "must be between 0 and 32, got " + std::to_string(depth));
-          source.options.cgroup_discovery.max_depth = static_cast<int>(depth);
-        } else if (key == "max_watched") {
-          const long long watched = integer(v, full);
-          if (watched < 0 || watched > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(watched));
-          source.options.max_watched_cgroups = static_cast<std::size_t>(watched);
-        } else if (key == "btf_path") {
-          source.options.btf_path = scalar(v, full);
-          if (source.options.btf_path.empty() || source.options.btf_path.front() != '/') {
-            refuse(v, full, "an absolute path to a BTF file, like /sys/kernel/btf/vmlinux, got '" +
-                                source.options.btf_path + "'");
-          }
-        } else if (key == "scanner") {
-          const std::string scanner = scalar(v, full);
-          if (scanner == "auto") {
-            source.options.process_scan = ProcessScanMode::kAuto;
-          } else if (scanner == "bpf_iter") {
-            source.options.process_scan = ProcessScanMode::kBpfIter;
-          } else if (scanner == "procfs") {
-            source.options.process_scan = ProcessScanMode::kProcfs;
-          } else {
-            refuse(v, full, "one of auto, bpf_iter, procfs, got '" + scanner + "'");
-          }
-        } else if (key == "interval") {
-          auto interval = parse_duration(scalar(v, full));
-          if (!interval) refuse(v, full, interval.error().message);
-          if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(1)) {
-            refuse(v, full, "between 100ms and 1h");
-          }
-          source.options.canary.interval = *interval;
-        } else if (key == "working_set_bytes" || key == "ceiling_bytes") {
-          const long long bytes = integer(v, full);
-          if (bytes < 4096 || bytes > (1LL << 30)) refuse(v, full, "between 4096 and 1073741824 (1 GiB), got " + std::to_string(bytes));
-          (key == "working_set_bytes" ? source.options.canary.working_set_bytes : source.options.canary.ceiling_bytes) =
-              static_cast<std::size_t>(bytes);
-        } else if (key == "backoff_psi_full") {
-          const double percent = number(v, full);
-          if (!(percent >= 0 && percent <= 100)) refuse(v, full, "a percentage from 0 to 100, got " + scalar(v, full));
-          source.options.canary.backoff_psi_full = percent;
-        } else if (key == "cgroups") {
-          source.options.canary.cgroups = cgroup_paths(v, full);
-        } else if (key == "top_n") {
-          const long long n = integer(v, full);
-          if (n < 0 || n > 1000) refuse(v, full, "must be between 0 and 1000, got " + std::to_string(n));
-          source.options.top_processes = static_cast<std::size_t>(n);
-        } else if (key == "max_above_threshold") {
-          const long long n = integer(v, full);
-          if (n < 0 || n > 10000) refuse(v, full, "must be between 0 and 10000, got " + std::to_string(n));
-          source.options.max_above_threshold = static_cast<std::size_t>(n);
-        } else if (key == "map_areas_threshold") {
-          const double ratio = number(v, full);
-          if (!(ratio > 0 && ratio <= 1)) {
-            refuse(v, full, "a fraction of vm.max_map_count, above 0 and at most 1, got " + scalar(v, full));
-          }
-          source.options.map_areas_threshold = ratio;
-        } else if (key == "tracefs_fallback") {
-          source.options.tracefs_fallback = boolean(v, full);
-        } else if (key == "retain_removed") {
-          auto retain = parse_duration(scalar(v, full));
-          if (!retain) refuse(v, full, retain.error().message);
-          if (*retain > std::chrono::hours(24)) refuse(v, full, "at most 24h: removed cgroups must not pile up");
-          source.options.retain_removed = *retain;
-        } else if (key == "max_cgroups") {
-          const long long cap = integer(v, full);
-          if (cap < 1 || cap > 100000) refuse(v, full, "must be between 1 and 100000, got " + std::to_string(cap));
-          source.options.max_cgroups = static_cast<std::size_t>(cap);
-        } else {
-          (key == "include" ? source.options.cgroup_discovery.include : source.options.cgroup_discovery.exclude) =
-              patterns(v, full);
+          source.enabled = take(option.boolean(), v, full);
+          return;
         }
+        if (auto read = registration.read(key, option, source.options); !read) refuse_at(read.error(), v, full);
       });
-      // The allocator rounds small classes up to whole spans: 1 MiB of room keeps every cycle
-      // under the ceiling.
-      if (source.options.canary.working_set_bytes + kCanaryCeilingMargin > source.options.canary.ceiling_bytes) {
-        refuse(value["working_set_bytes"] ? value["working_set_bytes"] : value, prefix + ".working_set_bytes",
-               "must be at least 1 MiB below ceiling_bytes (" + std::to_string(source.options.canary.ceiling_bytes) +
-                   ")");
+      if (auto refusal = registration.check_together(source.options)) {
+        const YAML::Node at = value[refusal->key] ? value[refusal->key] : value;
+        refuse(at, prefix + "." + refusal->key, refusal->reason);
       }
     });
-  }
-
-  // A list of memory cgroup paths, each absolute, without "..", each once; a child process runs
-  // in each, so the list is short.
-  std::vector<std::string> cgroup_paths(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence()) refuse(node, key, "expected a list of cgroup paths, like [\"/kubepods/pod-x\"]");
-    if (node.size() > kMaxCanaryCgroups) {
-      refuse(node, key, "at most " + std::to_string(kMaxCanaryCgroups) + " cgroups, got " + std::to_string(node.size()));
-    }
-    std::vector<std::string> out;
-    for (const auto& item : node) {
-      const std::string path = scalar(item, key);
-      if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string::npos) {
-        refuse(item, key, "a cgroup path starting with '/' below the hierarchy root, without '..', got '" + path + "'");
-      }
-      if (std::find(out.begin(), out.end(), path) != out.end()) refuse(item, key, "'" + path + "' is listed twice");
-      out.push_back(path);
-    }
-    return out;
-  }
-
-  // A list of glob patterns, each a non-empty string.
-  std::vector<std::string> patterns(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence()) refuse(node, key, "expected a list of glob patterns, like [\"/kubepods*\"]");
-    std::vector<std::string> out;
-    for (const auto& item : node) {
-      const std::string pattern = scalar(item, key);
-      if (pattern.empty() || (pattern.front() != '/' && pattern.front() != '*')) {
-        refuse(item, key, "a pattern matches a cgroup path and starts with '/' or '*', got '" + pattern + "'");
-      }
-      out.push_back(pattern);
-    }
-    return out;
   }
 
   std::string file_;

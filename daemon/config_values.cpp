@@ -91,13 +91,6 @@ Status check_ring(long long ring) {
   return Ok{};
 }
 
-Status check_refresh_interval(std::chrono::milliseconds refresh) {
-  if (refresh < std::chrono::milliseconds(0) || refresh > kMaxInterval) {
-    return make_error("must be between 0s (every sample) and 1h, got " + std::to_string(refresh.count()) + "ms");
-  }
-  return Ok{};
-}
-
 namespace {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -30,8 +30,6 @@ inline constexpr std::size_t kMaxRing = 3600;
 
 Status check_interval(std::chrono::milliseconds interval);
 Status check_ring(long long ring);
-// 0 (every sample) .. 1h
-Status check_refresh_interval(std::chrono::milliseconds refresh);
 
 // The closest of `candidates` to `word` if it is a plausible typo, for "did you mean" hints.
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string_view>& candidates);

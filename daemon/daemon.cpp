@@ -12,9 +12,9 @@
 #include "daemon/build_info.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/logging.hpp"
-#include "daemon/sources.hpp"
 #include "daemon/sampler.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
+#include "probes/catalog/source_catalog.hpp"
 
 namespace memdiag {
 namespace {
@@ -64,25 +64,36 @@ std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, c
 
 }  // namespace
 
+namespace {
+
+// The source's section of a config; nullptr when the config has none (not loaded through
+// parse_config or default_config): such a source does not run.
+const SourceConfig* section_of(const Config& config, std::string_view name) {
+  auto it = config.sources.find(name);
+  return it == config.sources.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 std::vector<std::unique_ptr<Source>> build_sources(const Config& config) {
   std::vector<std::unique_ptr<Source>> sources;
-  for (std::string_view name : source_names()) {
-    if (config.source_enabled(name)) sources.push_back(make_source(name, config.paths, config.source_options(name)));
+  for (const SourceRegistration& r : source_catalog()) {
+    const SourceConfig* source = section_of(config, r.name);
+    if (source != nullptr && source->enabled) sources.push_back(r.make(SourceContext{config.paths}, source->options));
   }
   return sources;
 }
 
 std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Config& next) {
   std::vector<Sampler::SourcePlan> plan;
-  for (std::string_view name : source_names()) {
-    if (!next.source_enabled(name)) continue;
+  for (const SourceRegistration& r : source_catalog()) {
+    const SourceConfig* was = section_of(running, r.name);
+    const SourceConfig* will = section_of(next, r.name);
+    if (will == nullptr || !will->enabled) continue;
     Sampler::SourcePlan p;
-    p.source = make_source(name, next.paths, next.source_options(name));
-    // Sources serving cached values between refreshes (the vm sysctls) are rebuilt anyway:
-    // a SIGHUP is how an administrator makes them re-read at once.
-    p.keep_running = running.source_enabled(name) && running.paths == next.paths &&
-                     running.source_options(name) == next.source_options(name) &&
-                     !source_has_refresh_interval(name);
+    p.source = r.make(SourceContext{next.paths}, will->options);
+    p.keep_running = was != nullptr && was->enabled && running.paths == next.paths &&
+                     r.same_options(was->options, will->options) && !r.rebuild_on_reload;
     plan.push_back(std::move(p));
   }
   return plan;

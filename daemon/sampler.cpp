@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "probes/analysis/derive_figures.hpp"
+
 namespace memdiag {
 namespace {
 
@@ -103,6 +105,7 @@ SnapshotPtr Sampler::sample_now() {
   snapshot->taken_at = std::chrono::system_clock::now();
   snapshot->sources.reserve(slots_.size());
   for (auto& slot : slots_) snapshot->sources.push_back(sample_slot(slot, *snapshot));
+  analysis::derive_figures(*snapshot);
   SnapshotPtr published = std::move(snapshot);
   store_.publish(published);
   heartbeat_ns_.store(steady_now_ns(), std::memory_order_relaxed);

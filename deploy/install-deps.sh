@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 prometheus prometheus-node-exporter curl procps
   stress-ng bpftrace
+  # the portable core compiled for Windows at every build (tests/portability/check_layers.py)
+  g++-mingw-w64-x86-64-posix
   # systemd-analyze verifies the shipped unit (tests/e2e/test_deploy.py)
   systemd
   # the other allocators memdiag-alloc-bench compares memdiag's with (LD_PRELOAD)

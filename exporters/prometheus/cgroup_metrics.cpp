@@ -54,7 +54,7 @@ std::optional<double> as_double(const std::optional<std::uint64_t>& v) {
 
 }  // namespace
 
-void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> mem_total_bytes, MetricSink& sink) {
+void render_cgroups(const CgroupSection& section, const DerivedFigures& derived, MetricSink& sink) {
   sink.family("memdiag_cgroups_discovered", "Memory cgroups found within max_depth and the include/exclude patterns.",
               MetricType::Gauge);
   sink.sample({{"mode", section.mode}}, static_cast<double>(section.discovered));
@@ -83,11 +83,11 @@ void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> m
   sink.family("memdiag_cgroup_leaves", "Leaf cgroups by whether they have a hard memory limit.", MetricType::Gauge);
   sink.sample({{"limited", "true"}}, static_cast<double>(section.limited_leaves));
   sink.sample({{"limited", "false"}}, static_cast<double>(section.unlimited_leaves));
-  if (mem_total_bytes && *mem_total_bytes > 0) {
+  if (derived.cgroup_limit_overcommit_ratio) {
     sink.family("memdiag_cgroup_limit_overcommit_ratio",
                 "Sum of the leaf cgroups' hard limits over MemTotal; above 1 the limits cannot all be honoured.",
                 MetricType::Gauge);
-    sink.sample({}, static_cast<double>(section.leaf_limits_sum_bytes) / static_cast<double>(*mem_total_bytes));
+    sink.sample({}, *derived.cgroup_limit_overcommit_ratio);
   }
 
   per_cgroup(section, sink, "memdiag_cgroup_memory_usage_bytes",

@@ -10,7 +10,7 @@
 
 namespace memdiag::prom {
 
-// `mem_total_bytes`: MemTotal from the same snapshot, for the limit overcommit ratio.
-void render_cgroups(const CgroupSection& section, std::optional<std::uint64_t> mem_total_bytes, MetricSink& sink);
+// `derived`: the same snapshot's derived figures (the limit overcommit ratio).
+void render_cgroups(const CgroupSection& section, const DerivedFigures& derived, MetricSink& sink);
 
 }  // namespace memdiag::prom

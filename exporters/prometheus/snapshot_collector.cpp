@@ -94,9 +94,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->vmstat) render_table(Table::kVmstat, *snap->vmstat, sink);
   if (snap->pressure) render_pressure(*snap->pressure, sink);
   if (snap->vm_sysctl) render_vm_sysctl(*snap->vm_sysctl, sink);
-  if (snap->cgroups) {
-    render_cgroups(*snap->cgroups, snap->meminfo ? snap->meminfo->get("MemTotal") : std::nullopt, sink);
-  }
+  if (snap->cgroups) render_cgroups(*snap->cgroups, snap->derived, sink);
   if (snap->reclaim_stall) render_reclaim_stall(*snap->reclaim_stall, sink);
   if (snap->processes) render_processes(*snap->processes, sink);
   if (snap->canary) render_canary(*snap->canary, sink);

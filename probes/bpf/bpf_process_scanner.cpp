@@ -1,5 +1,7 @@
 #include "probes/bpf/bpf_process_scanner.hpp"
 
+#include "probes/bpf/bpf_factories.hpp"
+
 #include <chrono>
 
 namespace memdiag {
@@ -25,6 +27,10 @@ Status BpfProcessScanner::scan(std::vector<ProcessMaps>& out) {
 const std::string* BpfProcessScanner::cgroup_path(std::uint64_t cgroup_key) const {
   const CgroupIdMap::Entry* entry = ids_.find(cgroup_key);
   return entry == nullptr ? nullptr : &entry->path;
+}
+
+BpfScannerOpener task_iterator_opener(const std::string& btf_path) {
+  return [btf_path](const std::optional<MemoryHierarchy>& hierarchy) { return BpfProcessScanner::open(btf_path, hierarchy); };
 }
 
 }  // namespace memdiag

@@ -8,8 +8,8 @@
 
 #include "probes/bpf/task_maps_iterator.hpp"
 #include "probes/core/process_record.hpp"
-#include "probes/linux/cgroup_hierarchy.hpp"
-#include "probes/linux/cgroup_id_map.hpp"
+#include "probes/linux/cgroup/cgroup_hierarchy.hpp"
+#include "probes/linux/cgroup/cgroup_id_map.hpp"
 
 namespace memdiag {
 

@@ -9,7 +9,7 @@ namespace memdiag {
 static_assert(log2_histogram::kSlots == kStallSlots);
 static_assert(kStallKindCount == kStallKindNames.size());
 
-ReclaimStallSource::ReclaimStallSource(const KernelPaths& paths, const SourceOptions& options)
+ReclaimStallSource::ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options)
     : paths_(paths), options_(options), mountinfo_(paths.procfs + "/self/mountinfo") {}
 
 Status ReclaimStallSource::probe() {
@@ -136,7 +136,7 @@ Status ReclaimStallSource::sample(Snapshot& out) {
   return Ok{};
 }
 
-std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, const SourceOptions& options) {
+std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, const ReclaimStallOptions& options) {
   return std::make_unique<ReclaimStallSource>(paths, options);
 }
 

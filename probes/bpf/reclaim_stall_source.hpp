@@ -14,12 +14,14 @@
 #include <optional>
 #include <string>
 
+#include "probes/bpf/bpf_factories.hpp"
 #include "probes/bpf/reclaim_stall_probe.hpp"
+#include "probes/core/kernel_paths.hpp"
 #include "probes/core/source.hpp"
-#include "probes/linux/cgroup_hierarchy.hpp"
-#include "probes/linux/cgroup_id_map.hpp"
+#include "probes/linux/cgroup/cgroup_hierarchy.hpp"
+#include "probes/linux/cgroup/cgroup_id_map.hpp"
 #include "probes/linux/kernel_file.hpp"
-#include "probes/linux/linux_sources.hpp"
+#include "probes/bpf/reclaim_stall_options.hpp"
 
 namespace memdiag {
 
@@ -27,7 +29,7 @@ class ReclaimStallSource final : public Source {
  public:
   static constexpr std::chrono::seconds kRetryLoadAfter{60};
 
-  ReclaimStallSource(const KernelPaths& paths, const SourceOptions& options);
+  ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options);
   std::string_view name() const override { return "reclaim_stall"; }
   Status probe() override;
   Status sample(Snapshot& out) override;
@@ -38,7 +40,7 @@ class ReclaimStallSource final : public Source {
   void retire(std::uint64_t id, const ReclaimStallReading& reading);
 
   KernelPaths paths_;
-  SourceOptions options_;
+  ReclaimStallOptions options_;
   KernelFile mountinfo_;
   std::optional<MemoryHierarchy> hierarchy_;  // none: only node totals
   CgroupIdMap ids_;
@@ -50,7 +52,5 @@ class ReclaimStallSource final : public Source {
   std::uint64_t retired_victims_ = 0;
   std::string degraded_;
 };
-
-std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, const SourceOptions& options);
 
 }  // namespace memdiag

@@ -6,7 +6,7 @@
 #include <new>
 
 #include "probes/canary/canary_cycle.hpp"
-#include "probes/linux/pressure_parser.hpp"
+#include "probes/linux/node/pressure_parser.hpp"
 
 namespace memdiag::canary {
 namespace {

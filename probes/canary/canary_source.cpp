@@ -2,13 +2,13 @@
 
 #include <exception>
 
-#include "probes/linux/cgroup_hierarchy.hpp"
-#include "probes/linux/process_status_parser.hpp"
+#include "probes/linux/cgroup/cgroup_hierarchy.hpp"
+#include "probes/linux/process/process_status_parser.hpp"
 
 namespace memdiag::canary {
 
-CanarySource::CanarySource(const KernelPaths& paths, const SourceOptions& options)
-    : paths_(paths), settings_(options.canary) {
+CanarySource::CanarySource(const KernelPaths& paths, const CanarySettings& settings)
+    : paths_(paths), settings_(settings) {
   runner_options_.interval = settings_.interval;
   runner_options_.working_set_bytes = settings_.working_set_bytes;
   runner_options_.ceiling_bytes = settings_.ceiling_bytes;
@@ -74,8 +74,8 @@ std::string CanarySource::degraded() const {
   return reasons;
 }
 
-std::unique_ptr<Source> make_canary_source(const KernelPaths& paths, const SourceOptions& options) {
-  return std::make_unique<CanarySource>(paths, options);
+std::unique_ptr<Source> make_canary_source(const KernelPaths& paths, const CanarySettings& settings) {
+  return std::make_unique<CanarySource>(paths, settings);
 }
 
 }  // namespace memdiag::canary

@@ -11,15 +11,16 @@
 
 #include "probes/canary/canary_runner.hpp"
 #include "probes/canary/cgroup_canary.hpp"
+#include "probes/core/kernel_paths.hpp"
 #include "probes/core/source.hpp"
 #include "probes/linux/kernel_file.hpp"
-#include "probes/linux/linux_sources.hpp"
+#include "probes/canary/canary_settings.hpp"
 
 namespace memdiag::canary {
 
 class CanarySource final : public Source {
  public:
-  CanarySource(const KernelPaths& paths, const SourceOptions& options);
+  CanarySource(const KernelPaths& paths, const CanarySettings& settings);
   std::string_view name() const override { return "canary"; }
   Status probe() override;
   Status sample(Snapshot& out) override;
@@ -36,6 +37,6 @@ class CanarySource final : public Source {
   std::vector<std::string> cgroup_errors_;
 };
 
-std::unique_ptr<Source> make_canary_source(const KernelPaths& paths, const SourceOptions& options);
+std::unique_ptr<Source> make_canary_source(const KernelPaths& paths, const CanarySettings& settings);
 
 }  // namespace memdiag::canary

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "probes/linux/kubernetes_identity.hpp"
-#include "probes/linux/pressure_parser.hpp"
+#include "probes/core/pressure_section.hpp"
+#include "probes/core/workload_identity.hpp"
 
 namespace memdiag {
 

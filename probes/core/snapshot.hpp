@@ -1,5 +1,9 @@
 // One sample of the node: plain structs, one section per source. A section is absent when
 // its source is disabled or failed this time, so nothing stale is ever exported.
+//
+// Two kinds of section: OS-neutral ones that every platform fills (system memory and commit,
+// per-process memory), which the portable analysis reads, and the kernel-specific ones (every
+// meminfo and vmstat field, PSI, cgroups, eBPF stalls), which keep everything the kernel says.
 #pragma once
 
 #include <array>
@@ -14,19 +18,14 @@
 #include "probes/core/canary_section.hpp"
 #include "probes/core/cgroup_section.hpp"
 #include "probes/core/field_table.hpp"
+#include "probes/core/derived_figures.hpp"
+#include "probes/core/pressure_section.hpp"
+#include "probes/core/process_memory_section.hpp"
 #include "probes/core/process_section.hpp"
 #include "probes/core/reclaim_stall_section.hpp"
-#include "probes/linux/pressure_parser.hpp"
+#include "probes/core/system_memory_section.hpp"
 
 namespace memdiag {
-
-enum class PsiResourceKind : std::uint8_t { kMemory = 0, kIo = 1, kCpu = 2 };
-inline constexpr std::array<std::string_view, 3> kPsiResourceNames = {"memory", "io", "cpu"};
-
-struct PressureSection {
-  // Indexed by PsiResourceKind; a resource is absent if its file is.
-  std::array<std::optional<PsiResource>, 3> resources;
-};
 
 struct VmSysctlValue {
   std::string_view name;  // static storage: the list of sysctls the source knows
@@ -48,6 +47,13 @@ struct Snapshot {
   std::uint64_t sequence = 0;
   std::chrono::system_clock::time_point taken_at;
 
+  // OS-neutral: Linux fills system_memory from meminfo, overcommit_policy from the vm sysctls
+  // and process_memory from the process scan.
+  std::optional<SystemMemory> system_memory;
+  std::optional<OvercommitPolicy> overcommit_policy;
+  std::optional<ProcessMemorySection> process_memory;
+
+  // Kernel-specific.
   std::optional<FieldTable> meminfo;
   std::optional<FieldTable> vmstat;
   std::optional<PressureSection> pressure;
@@ -58,6 +64,9 @@ struct Snapshot {
   std::optional<CanarySection> canary;
 
   std::vector<SourceStatus> sources;
+
+  // Computed from the sections above by probes/analysis once every source has sampled.
+  DerivedFigures derived;
 };
 
 }  // namespace memdiag

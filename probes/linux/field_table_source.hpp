@@ -3,6 +3,7 @@
 // copy the numbers. The files differ only in parser, field kinds and section.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,9 +21,17 @@ class FieldTableSource final : public Source {
   using Parse = Status (*)(std::string_view text, std::vector<Entry>& out);
   using KindOf = FieldKind (*)(const Entry& entry);
   using Section = std::optional<FieldTable> Snapshot::*;
+  // Fills an OS-neutral section from the same table (meminfo: system memory), if given.
+  using AlsoFill = std::function<void(const FieldTable& table, Snapshot& out)>;
 
-  FieldTableSource(std::string_view name, KernelFile file, Parse parse, KindOf kind_of, Section section)
-      : name_(name), file_(std::move(file)), parse_(parse), kind_of_(kind_of), section_(section) {}
+  FieldTableSource(std::string_view name, KernelFile file, Parse parse, KindOf kind_of, Section section,
+                   AlsoFill also_fill = {})
+      : name_(name),
+        file_(std::move(file)),
+        parse_(parse),
+        kind_of_(kind_of),
+        section_(section),
+        also_fill_(std::move(also_fill)) {}
 
   std::string_view name() const override { return name_; }
 
@@ -39,6 +48,7 @@ class FieldTableSource final : public Source {
     table.schema = schema_.intern(entries_, kind_of_);
     table.values.reserve(entries_.size());
     for (const auto& e : entries_) table.values.push_back(e.value);
+    if (also_fill_) also_fill_(table, out);
     out.*section_ = std::move(table);
     return Ok{};
   }
@@ -49,6 +59,7 @@ class FieldTableSource final : public Source {
   Parse parse_;
   KindOf kind_of_;
   Section section_;
+  AlsoFill also_fill_;
   std::vector<Entry> entries_;  // reused between samples
   SchemaCache schema_;
 };

@@ -61,10 +61,11 @@
 
 #include "exporters/prometheus/snapshot_collector.hpp"
 #include "probes/core/snapshot_store.hpp"
-#include "probes/linux/cgroup_reader.hpp"
-#include "probes/linux/cgroup_tree.hpp"
-#include "probes/linux/kubernetes_identity.hpp"
-#include "probes/linux/linux_sources.hpp"
+#include "probes/linux/cgroup/cgroup_reader.hpp"
+#include "probes/linux/cgroup/cgroup_tree.hpp"
+#include "probes/linux/cgroup/kubernetes_identity.hpp"
+#include "probes/catalog/source_catalog.hpp"
+#include "probes/linux/cgroup/cgroup_options.hpp"
 #include "tests/support/exit_cleanup.hpp"
 
 namespace {
@@ -216,15 +217,15 @@ bool remove_tree_and_report() {
   return left == 0;
 }
 
-memdiag::SourceOptions cgroup_options(std::size_t cap) {
-  memdiag::SourceOptions options;
+memdiag::CgroupOptions cgroup_options(std::size_t cap) {
+  memdiag::CgroupOptions options;
   options.cgroup_discovery.include = {g_layout.relative, g_layout.relative + "/*"};
   options.max_cgroups = cap;
   return options;
 }
 
 std::unique_ptr<memdiag::Source> make_cgroup_source(std::size_t cap) {
-  auto source = memdiag::make_linux_source("cgroup", memdiag::KernelPaths{}, cgroup_options(cap));
+  auto source = memdiag::make_source("cgroup", memdiag::KernelPaths{}, cgroup_options(cap));
   if (!source || !source->probe()) return nullptr;
   return source;
 }
@@ -361,7 +362,7 @@ void BM_PartRead(benchmark::State& state) {
 // --- The floor: the same kernel work in bare C. ---
 
 // What CgroupReader::read() opens per cgroup in v1 and hybrid mode, in its order
-// (probes/linux/cgroup_reader.cpp: read_v1, read_stat, read_pressure). Keep in sync.
+// (probes/linux/cgroup/cgroup_reader.cpp: read_v1, read_stat, read_pressure). Keep in sync.
 constexpr const char* kV1Files[] = {"memory.usage_in_bytes",       "memory.limit_in_bytes",
                                     "memory.failcnt",              "memory.memsw.usage_in_bytes",
                                     "memory.memsw.limit_in_bytes", "memory.oom_control",
@@ -641,7 +642,7 @@ struct RenderFixture {
 
   explicit RenderFixture(bool with_cgroups) {
     std::vector<std::unique_ptr<memdiag::Source>> sources;
-    sources.push_back(memdiag::make_linux_source("meminfo", memdiag::KernelPaths{}));
+    sources.push_back(memdiag::make_source("meminfo", memdiag::KernelPaths{}));
     if (with_cgroups) sources.push_back(make_cgroup_source(kCap));
     auto snap = std::make_shared<memdiag::Snapshot>();
     snap->sequence = 1;

@@ -60,12 +60,12 @@
 #include <vector>
 
 #include "probes/core/process_record.hpp"
-#include "probes/linux/cgroup_hierarchy.hpp"
+#include "probes/linux/cgroup/cgroup_hierarchy.hpp"
 #include "probes/linux/kernel_file.hpp"
-#include "probes/linux/proc_process_scanner.hpp"
+#include "probes/linux/process/proc_process_scanner.hpp"
 #include "tests/bench/info_lines.hpp"
 #include "tests/bench/recording_reporter.hpp"
-#include "probes/linux/process_source.hpp"
+#include "probes/linux/process/process_source.hpp"
 #include "tests/support/exit_cleanup.hpp"
 #include "tests/support/scratch_memcg.hpp"
 #include "tests/support/write_text.hpp"
@@ -513,7 +513,7 @@ void BM_Bpf(benchmark::State& state) {
 // processes and summing per cgroup, into a Snapshot.
 void BM_SourceSample(benchmark::State& state) {
 #ifdef MEMDIAG_HAVE_BPF
-  memdiag::SourceOptions options;
+  memdiag::ProcessOptions options;
   options.process_scan = memdiag::ProcessScanMode::kBpfIter;
   memdiag::ProcessSource source(
       memdiag::KernelPaths{}, options,

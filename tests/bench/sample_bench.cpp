@@ -14,6 +14,7 @@
 //
 // All report process CPU time per iteration (reads of /proc are mostly system time, which
 // counts). After the table a summary sets the full sample against the floors.
+#include <array>
 #include <benchmark/benchmark.h>
 
 #include "tests/bench/exposition_samples.hpp"
@@ -39,11 +40,12 @@
 #include "exporters/prometheus/exposition.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
 #include "probes/core/snapshot_store.hpp"
-#include "probes/linux/linux_sources.hpp"
-#include "probes/linux/meminfo_parser.hpp"
-#include "probes/linux/pressure_parser.hpp"
-#include "probes/linux/vm_sysctl_source.hpp"
-#include "probes/linux/vmstat_parser.hpp"
+#include "probes/catalog/source_catalog.hpp"
+#include "probes/linux/node/vm_sysctl_registration.hpp"
+#include "probes/linux/node/meminfo_parser.hpp"
+#include "probes/linux/node/pressure_parser.hpp"
+#include "probes/linux/node/vm_sysctl_source.hpp"
+#include "probes/linux/node/vmstat_parser.hpp"
 
 namespace {
 
@@ -58,16 +60,17 @@ using memdiag::Source;
 
 // The daemon's default sources.vm_sysctl.refresh_interval (daemon/config.hpp).
 constexpr std::chrono::milliseconds kDefaultSysctlRefresh{10000};
+constexpr std::array<std::string_view, 4> kNodeSources = {"meminfo", "vmstat", "pressure", "vm_sysctl"};
 
 // `sysctl_refresh` as in the config: the daemon's default (10 s) makes the vm_sysctl source
 // serve its last values on most samples; 0 reads all 25 sysctl files every sample.
 std::vector<std::unique_ptr<Source>> make_sources(std::chrono::milliseconds sysctl_refresh) {
   std::vector<std::unique_ptr<Source>> sources;
-  memdiag::SourceOptions options;
-  options.refresh_interval = sysctl_refresh;
-  for (std::string_view name : memdiag::linux_source_names()) {
-    if (name == "cgroup") continue;  // not a node source: its cost is per cgroup (issue 3's benchmark)
-    auto source = memdiag::make_linux_source(name, KernelPaths{}, options);
+  // Not the cgroup source: its cost is per cgroup (issue 3's benchmark).
+  for (std::string_view name : kNodeSources) {
+    auto source = name == "vm_sysctl"
+                      ? memdiag::make_source(name, KernelPaths{}, memdiag::VmSysctlOptions{sysctl_refresh})
+                      : memdiag::make_source(name, KernelPaths{});
     if (source && source->probe()) sources.push_back(std::move(source));
   }
   return sources;
@@ -98,7 +101,7 @@ void BM_FullSample(benchmark::State& state, bool sleep_first, std::chrono::milli
 }
 
 void BM_Source(benchmark::State& state, std::string name) {
-  auto source = memdiag::make_linux_source(name, KernelPaths{});
+  auto source = memdiag::make_source(name, KernelPaths{});
   if (!source || !source->probe()) {
     state.SkipWithError(("source unsupported here: " + name).c_str());
     return;
@@ -342,7 +345,7 @@ void register_benchmarks() {
   cpu(benchmark::RegisterBenchmark(kFullSample, BM_FullSample, false, kDefaultSysctlRefresh));
   cpu(benchmark::RegisterBenchmark(kFullSampleSysctls, BM_FullSample, false, std::chrono::milliseconds(0)));
   cpu(benchmark::RegisterBenchmark(kFullSampleCold, BM_FullSample, true, kDefaultSysctlRefresh))->Iterations(100);
-  for (std::string_view name : memdiag::linux_source_names()) {
+  for (std::string_view name : {"meminfo", "vmstat", "pressure", "vm_sysctl", "cgroup"}) {
     const std::string n(name);
     cpu(benchmark::RegisterBenchmark(("Source/" + n).c_str(), BM_Source, n));
   }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "probes/linux/cgroup_values.hpp"
+#include "probes/linux/cgroup/cgroup_values.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {

@@ -6,7 +6,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/config_values.hpp"
-#include "daemon/source_names.hpp"
+#include "probes/catalog/source_catalog.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
@@ -32,7 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   FUZZ_CHECK(memdiag::check_ring(static_cast<long long>(c.ring)).ok());
   FUZZ_CHECK(memdiag::check_log_level(c.log_level).ok());
   // Exactly the known sources, so the daemon never looks up a name it cannot build.
-  FUZZ_CHECK(c.sources.size() == memdiag::source_names().size());
-  for (std::string_view name : memdiag::source_names()) FUZZ_CHECK(c.sources.count(name) == 1);
+  FUZZ_CHECK(c.sources.size() == memdiag::source_catalog().size());
+  for (const auto& source : memdiag::source_catalog()) {
+    FUZZ_CHECK(c.sources.count(source.name) == 1);
+    // Options of the type the registration declares (another type would throw here).
+    const auto& options = c.sources.find(source.name)->second.options;
+    FUZZ_CHECK(source.same_options(options, options));
+  }
   return 0;
 }

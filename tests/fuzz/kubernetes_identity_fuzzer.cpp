@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "probes/linux/kubernetes_identity.hpp"
+#include "probes/linux/cgroup/kubernetes_identity.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

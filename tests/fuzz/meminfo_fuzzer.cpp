@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "probes/linux/meminfo_parser.hpp"
+#include "probes/linux/node/meminfo_parser.hpp"
 #include "probes/linux/text_scan.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "probes/linux/mountinfo_parser.hpp"
+#include "probes/linux/cgroup/mountinfo_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "probes/linux/pressure_parser.hpp"
+#include "probes/linux/node/pressure_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "probes/linux/process_status_parser.hpp"
+#include "probes/linux/process/process_status_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 using memdiag::fuzz::as_text;

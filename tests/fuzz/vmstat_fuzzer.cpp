@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "probes/linux/text_scan.hpp"
-#include "probes/linux/vmstat_parser.hpp"
+#include "probes/linux/node/vmstat_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 using memdiag::fuzz::as_text;

@@ -1,0 +1,11 @@
+// Fills a snapshot's DerivedFigures from its sections: called once per sample, after every
+// source has sampled and before the snapshot is published.
+#pragma once
+
+#include "probes/core/snapshot.hpp"
+
+namespace memdiag::analysis {
+
+void derive_figures(Snapshot& snapshot);
+
+}  // namespace memdiag::analysis

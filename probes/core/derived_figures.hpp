@@ -1,0 +1,17 @@
+// Figures derived from a snapshot's sections rather than read from the system: computed once
+// per sample by probes/analysis (analysis::derive_figures) after every source has sampled, and
+// rendered from here, so no renderer or model computes them a second time. Plain data; absent
+// when what it is derived from is.
+#pragma once
+
+#include <optional>
+
+namespace memdiag {
+
+struct DerivedFigures {
+  // Sum of the hard limits of the limited leaf cgroups over physical memory: above 1 the
+  // limits cannot all be honoured at once (probes/analysis/limit_overcommit.hpp).
+  std::optional<double> cgroup_limit_overcommit_ratio;
+};
+
+}  // namespace memdiag

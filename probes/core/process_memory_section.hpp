@@ -1,0 +1,31 @@
+// Per-process memory in terms every platform has, for the processes a source selected (the
+// largest, the nearest a limit, the daemon itself): resident memory (Windows: the working set),
+// swap (Windows: page-file backed private bytes), virtual size, and the number of mappings where
+// the system counts them (Linux VMAs against vm.max_map_count). Linux fills it from the process
+// scan; the Linux-shaped detail (RSS by kind, map-count ratios, per-cgroup sums) stays in the
+// process section.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memdiag {
+
+struct ProcessMemory {
+  int pid = 0;
+  std::string name;  // the command name (Linux comm, Windows image name)
+  std::uint64_t resident_bytes = 0;
+  std::uint64_t swap_bytes = 0;
+  std::uint64_t virtual_bytes = 0;
+  std::optional<std::uint32_t> map_areas;  // where the system counts mappings
+};
+
+struct ProcessMemorySection {
+  std::vector<ProcessMemory> processes;  // the selected ones, by pid
+  std::size_t total_processes = 0;       // every process the scan saw
+};
+
+}  // namespace memdiag

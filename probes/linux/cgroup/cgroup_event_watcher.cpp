@@ -1,0 +1,263 @@
+#include "probes/linux/cgroup/cgroup_event_watcher.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <algorithm>
+
+#include "probes/linux/flat_keyed_parser.hpp"
+#include "probes/linux/kernel_file.hpp"
+
+namespace memdiag {
+namespace {
+
+constexpr std::size_t kSignals = 4;  // low, medium, critical, oom
+constexpr std::uint64_t kWakeTag = ~std::uint64_t{0};
+constexpr std::uint64_t kInotifyTag = ~std::uint64_t{0} - 1;
+
+// Writes "<event fd> <control fd> [args]" to cgroup.event_control (cgroup-v1/memory.rst).
+bool register_event(const std::string& dir, int event_fd, const char* control, const char* args) {
+  const int control_fd = ::open((dir + "/" + control).c_str(), O_RDONLY | O_CLOEXEC);
+  if (control_fd < 0) return false;
+  const int event_control = ::open((dir + "/cgroup.event_control").c_str(), O_WRONLY | O_CLOEXEC);
+  bool ok = false;
+  if (event_control >= 0) {
+    std::string line = std::to_string(event_fd) + " " + std::to_string(control_fd);
+    if (args) line += std::string(" ") + args;
+    ok = ::write(event_control, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    ::close(event_control);
+  }
+  ::close(control_fd);  // the kernel resolved it at registration; only the eventfd stays
+  return ok;
+}
+
+}  // namespace
+
+struct CgroupEventWatcher::Registration {
+  std::string dir;
+  std::uint64_t id = 0;
+  std::array<int, kSignals> fds{-1, -1, -1, -1};  // v1
+  int inotify_fd = -1;                            // v2: the watcher's, and the watch on memory.events
+  int wd = -1;
+  std::optional<std::uint64_t> last_oom;  // v2: memory.events "oom" at the last read
+  bool read_pending = false;
+  std::chrono::steady_clock::time_point next_read{};
+  CgroupNotifications counts;
+
+  ~Registration() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);  // closing the eventfd also unregisters it in the kernel
+    }
+    if (wd >= 0) ::inotify_rm_watch(inotify_fd, wd);  // fails harmlessly if the cgroup is gone
+  }
+};
+
+CgroupEventWatcher::CgroupEventWatcher(Kind kind, std::chrono::milliseconds debounce)
+    : kind_(kind), debounce_(debounce) {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (kind_ == Kind::kV2Inotify) inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  const bool ready = epoll_fd_ >= 0 && wake_fd_ >= 0 && (kind_ == Kind::kV1Eventfd || inotify_fd_ >= 0);
+  if (!ready) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kWakeTag;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  if (inotify_fd_ >= 0) {
+    ev.data.u64 = kInotifyTag;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, inotify_fd_, &ev);
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+CgroupEventWatcher::~CgroupEventWatcher() {
+  if (thread_.joinable()) {
+    const std::uint64_t one = 1;
+    (void)::write(wake_fd_, &one, sizeof one);
+    thread_.join();
+  }
+  registrations_.clear();
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_dir(const std::string& dir) {
+  auto reg = std::make_unique<Registration>();
+  reg->dir = dir;
+  reg->id = next_id_++;
+  return kind_ == Kind::kV1Eventfd ? register_v1(std::move(reg)) : register_v2(std::move(reg));
+}
+
+std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_v1(std::unique_ptr<Registration> reg) {
+  static constexpr const char* kLevels[] = {"low", "medium", "critical"};
+  for (std::size_t i = 0; i < kSignals; ++i) {
+    const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return nullptr;
+    reg->fds[i] = fd;
+    const bool ok = i < 3 ? register_event(reg->dir, fd, "memory.pressure_level", kLevels[i])
+                          : register_event(reg->dir, fd, "memory.oom_control", nullptr);
+    if (!ok) return nullptr;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = reg->id * kSignals + i;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return nullptr;
+  }
+  return reg;
+}
+
+std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_v2(std::unique_ptr<Registration> reg) {
+  reg->counts.has_pressure_levels = false;
+  reg->inotify_fd = inotify_fd_;
+  reg->wd = ::inotify_add_watch(inotify_fd_, (reg->dir + "/memory.events").c_str(), IN_MODIFY);
+  if (reg->wd < 0) return nullptr;
+  take_v2(*reg);  // the baseline: counting starts now
+  if (!reg->last_oom) return nullptr;  // no readable memory.events: nothing to count
+  return reg;
+}
+
+void CgroupEventWatcher::watch(const std::vector<std::string>& dirs) {
+  if (!thread_.joinable()) return;
+  // All under the lock: the thread must never see an event of a registration it cannot find,
+  // or the one-shot descriptor would never be re-armed.
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::unique_ptr<Registration>> next;
+  for (const auto& dir : dirs) {
+    auto it = registrations_.find(dir);
+    // A v2 registration whose memory.events went away (wd -1) is made again.
+    if (it != registrations_.end() && !(kind_ == Kind::kV2Inotify && it->second->wd < 0)) {
+      next.emplace(dir, std::move(it->second));
+    } else if (auto reg = register_dir(dir)) {
+      next.emplace(dir, std::move(reg));
+    }
+  }
+  registrations_ = std::move(next);  // the rest close their eventfds (epoll forgets closed descriptors)
+}
+
+std::optional<CgroupNotifications> CgroupEventWatcher::counts(const std::string& dir) const {
+  std::lock_guard lock(mutex_);
+  auto it = registrations_.find(dir);
+  if (it == registrations_.end()) return std::nullopt;
+  return it->second->counts;
+}
+
+std::size_t CgroupEventWatcher::watched() const {
+  std::lock_guard lock(mutex_);
+  return registrations_.size();
+}
+
+CgroupEventWatcher::Registration* CgroupEventWatcher::find(std::uint64_t id) {
+  for (auto& [dir, reg] : registrations_) {
+    if (reg->id == id) return reg.get();
+  }
+  return nullptr;
+}
+
+void CgroupEventWatcher::take_v1(Registration& reg, std::size_t signal) {
+  std::uint64_t value = 0;
+  if (::read(reg.fds[signal], &value, sizeof value) != sizeof value) return;
+  // rmdir of a watched cgroup signals its eventfds once: not a pressure event.
+  struct stat st{};
+  if (::stat(reg.dir.c_str(), &st) != 0) return;
+  if (signal < 3) {
+    reg.counts.pressure[signal] += value;
+  } else {
+    reg.counts.oom += value;
+  }
+}
+
+void CgroupEventWatcher::take_v2(Registration& reg) {
+  std::string buffer;
+  auto text = read_file_once(reg.dir + "/memory.events", buffer);
+  if (!text) return;  // removed meanwhile: the last count stands
+  std::vector<KeyedValue> keyed;
+  if (!parse_flat_keyed(*text, keyed)) return;
+  for (const auto& kv : keyed) {
+    if (kv.name != "oom") continue;
+    if (reg.last_oom && kv.value > *reg.last_oom) reg.counts.oom += kv.value - *reg.last_oom;
+    reg.last_oom = kv.value;
+  }
+}
+
+void CgroupEventWatcher::drain_inotify(Clock::time_point now, std::multimap<Clock::time_point, std::uint64_t>& due) {
+  alignas(inotify_event) char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(inotify_fd_, buffer, sizeof buffer);
+    if (n <= 0) return;
+    for (const char* p = buffer; p < buffer + n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + event->len;
+      // Overflow: some notification was lost, read them all.
+      const bool everyone = (event->mask & IN_Q_OVERFLOW) != 0;
+      for (auto& [dir, reg] : registrations_) {
+        if (!everyone && reg->wd != event->wd) continue;
+        if (event->mask & IN_IGNORED) {
+          // memory.events is gone (its cgroup removed, perhaps made again under the same
+          // name): the next watch() registers the path afresh.
+          reg->wd = -1;
+          break;
+        }
+        // Read at once, or when the last read is a debounce interval old; one read covers
+        // every notification until then.
+        if (!reg->read_pending) {
+          reg->read_pending = true;
+          due.emplace(std::max(now, reg->next_read), reg->id * kSignals);
+        }
+        if (!everyone) break;
+      }
+    }
+  }
+}
+
+void CgroupEventWatcher::run() {
+  // What to do when: v1, re-arm a one-shot eventfd; v2, read a memory.events.
+  std::multimap<Clock::time_point, std::uint64_t> due;
+  for (;;) {
+    int timeout_ms = -1;
+    if (!due.empty()) {
+      const auto wait = due.begin()->first - Clock::now();
+      timeout_ms = static_cast<int>(std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
+    }
+    epoll_event events[64];
+    const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    if (n < 0 && errno != EINTR) return;
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    for (int e = 0; e < n; ++e) {
+      const std::uint64_t tag = events[e].data.u64;
+      if (tag == kWakeTag) return;
+      if (tag == kInotifyTag) {
+        drain_inotify(now, due);
+        continue;
+      }
+      if (Registration* reg = find(tag / kSignals)) {
+        take_v1(*reg, tag % kSignals);
+        due.emplace(now + debounce_, tag);
+      }
+    }
+    while (!due.empty() && due.begin()->first <= now) {
+      const std::uint64_t tag = due.begin()->second;
+      due.erase(due.begin());
+      Registration* reg = find(tag / kSignals);
+      if (reg == nullptr) continue;  // no longer watched
+      if (kind_ == Kind::kV2Inotify) {
+        reg->read_pending = false;
+        take_v2(*reg);
+        reg->next_read = now + debounce_;
+        continue;
+      }
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLONESHOT;
+      ev.data.u64 = tag;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, reg->fds[tag % kSignals], &ev);
+    }
+  }
+}
+
+}  // namespace memdiag

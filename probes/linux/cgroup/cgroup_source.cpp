@@ -1,0 +1,159 @@
+#include "probes/linux/cgroup/cgroup_source.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "probes/linux/cgroup/kubernetes_identity.hpp"
+
+namespace memdiag {
+namespace {
+
+// How urgent a cgroup looks: stalling first, then nearness to its limit, then size.
+struct Rank {
+  double pressure;
+  double fill;
+  double usage;
+};
+
+Rank rank_of(const CgroupSample& c) {
+  Rank r{0, 0, 0};
+  if (c.pressure) r.pressure = c.pressure->some.avg10;
+  if (c.usage_bytes) r.usage = static_cast<double>(*c.usage_bytes);
+  if (c.usage_bytes && c.limit_bytes && *c.limit_bytes > 0) r.fill = r.usage / static_cast<double>(*c.limit_bytes);
+  return r;
+}
+
+}  // namespace
+
+CgroupSource::CgroupSource(const KernelPaths& paths, const CgroupOptions& options)
+    : paths_(paths),
+      discovery_(options.cgroup_discovery),
+      max_cgroups_(options.max_cgroups),
+      max_watched_(options.max_watched_cgroups),
+      mountinfo_(paths.procfs + "/self/mountinfo"),
+      // The v1 event watcher holds four eventfds per watched cgroup out of the same limit.
+      reader_(cgroup_descriptor_budget() > 4 * max_watched_ ? cgroup_descriptor_budget() - 4 * max_watched_ : 0) {}
+
+void CgroupSource::use_hierarchy(MemoryHierarchy hierarchy) {
+  if (!(hierarchy == hierarchy_)) {
+    files_.clear();  // pointers into the reader's cache, which is emptied next
+    files_walk_ = kNoWalk;
+    reader_.reset();
+  }
+  hierarchy_ = std::move(hierarchy);
+  const auto kind = hierarchy_.version == CgroupVersion::kV2 ? CgroupEventWatcher::Kind::kV2Inotify
+                                                             : CgroupEventWatcher::Kind::kV1Eventfd;
+  if (max_watched_ > 0 && (!watcher_ || watcher_->kind() != kind)) watcher_ = std::make_unique<CgroupEventWatcher>(kind);
+}
+
+Status CgroupSource::probe() {
+  auto found = find_memory_hierarchy(paths_, mountinfo_);
+  if (!found) return found.error();
+  use_hierarchy(std::move(found).value());
+  return Ok{};
+}
+
+Status CgroupSource::sample(Snapshot& out) {
+  CgroupSection section;
+  section.mode = hierarchy_.mode;
+  struct stat st{};
+  if (::stat(hierarchy_.root.c_str(), &st) != 0) return make_error(hierarchy_.root + ": the cgroup hierarchy is gone");
+  const auto& discovered = tree_.cgroups(hierarchy_.root, discovery_);
+  if (files_walk_ != tree_.walks() || files_.size() != discovered.size()) {
+    files_.clear();
+    for (const auto& d : discovered) files_.push_back(&reader_.files_for(d.path));
+    files_walk_ = tree_.walks();
+  }
+
+  std::vector<CgroupSample> samples;
+  samples.reserve(discovered.size());
+  std::string dir;
+  std::string psi_dir;
+  std::vector<CgroupReader::Files*> sampled_files;  // parallel to `samples`
+  sampled_files.reserve(discovered.size());
+  for (std::size_t i = 0; i < discovered.size(); ++i) {
+    const DiscoveredCgroup& d = discovered[i];
+    CgroupSample c;
+    c.path = d.path;
+    c.leaf = d.leaf;
+    dir.assign(hierarchy_.root);
+    if (d.path != "/") dir.append(d.path);
+    // Hybrid: PSI lives in the cgroup2 twin at the same path, if the workload was put there too.
+    psi_dir.assign(hierarchy_.psi_root);
+    if (!hierarchy_.psi_root.empty() && d.path != "/") psi_dir.append(d.path);
+    const auto outcome = reader_.read_core(hierarchy_.version, *files_[i], d.path == "/", dir, psi_dir, c);
+    if (outcome.vanished) continue;
+    section.malformed_files += outcome.malformed_files;
+    if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
+    if (c.leaf) {
+      if (c.limited && c.limit_bytes) {
+        section.leaf_limits_sum_bytes += *c.limit_bytes;
+        ++section.limited_leaves;
+      } else {
+        ++section.unlimited_leaves;
+      }
+    }
+    samples.push_back(std::move(c));
+    sampled_files.push_back(files_[i]);
+  }
+  section.discovered = samples.size();
+
+  // Most important first; the path keeps the order stable between samples.
+  std::vector<std::pair<Rank, std::size_t>> order;
+  order.reserve(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) order.emplace_back(rank_of(samples[i]), i);
+  std::sort(order.begin(), order.end(), [&samples](const auto& a, const auto& b) {
+    if (a.first.pressure != b.first.pressure) return a.first.pressure > b.first.pressure;
+    if (a.first.fill != b.first.fill) return a.first.fill > b.first.fill;
+    if (a.first.usage != b.first.usage) return a.first.usage > b.first.usage;
+    return samples[a.second].path < samples[b.second].path;
+  });
+  const std::size_t kept = std::min(order.size(), max_cgroups_);
+  section.cgroups.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    CgroupSample& c = samples[order[i].second];
+    CgroupReader::Outcome outcome;
+    dir.assign(hierarchy_.root);
+    if (c.path != "/") dir.append(c.path);
+    reader_.read_details(hierarchy_.version, *sampled_files[order[i].second], dir, c, outcome);
+    // Only the exported ones need their labels. Pods are recognised by the whole path in the
+    // hierarchy, also when this mount shows only a part of it (a container's own cgroup).
+    const std::string& prefix = hierarchy_.root_in_hierarchy;
+    c.identity = prefix.empty() ? identify_cgroup(c.path) : identify_cgroup(prefix + (c.path == "/" ? "" : c.path));
+    section.malformed_files += outcome.malformed_files;
+    if (section.first_malformed.empty()) section.first_malformed = outcome.first_error;
+    section.cgroups.push_back(std::move(c));
+  }
+  section.dropped = samples.size() - kept;
+  reader_.end_sample();
+  section.tree_walks = tree_.walks();
+  section.open_files = reader_.open_files();
+  if (watcher_) {
+    // Watch the most important exported cgroups; counts start when a cgroup is first watched.
+    std::vector<std::string> dirs;
+    for (std::size_t i = 0; i < section.cgroups.size() && i < max_watched_; ++i) {
+      const std::string& path = section.cgroups[i].path;
+      dirs.push_back(path == "/" ? hierarchy_.root : hierarchy_.root + path);
+    }
+    watcher_->watch(dirs);
+    for (std::size_t i = 0; i < dirs.size(); ++i) section.cgroups[i].notifications = watcher_->counts(dirs[i]);
+    section.watched = watcher_->watched();
+  }
+  first_malformed_ = section.first_malformed;
+  out.cgroups = std::move(section);
+  return Ok{};
+}
+
+std::string CgroupSource::degraded() const {
+  std::string what;
+  if (!first_malformed_.empty()) what = "unparsable cgroup file (memdiag_cgroup_malformed_files counts them): " + first_malformed_;
+  if (!tree_.unwatched_reason().empty()) {
+    if (!what.empty()) what += "; ";
+    what += "the cgroup tree is walked every sample: " + tree_.unwatched_reason();
+  }
+  return what;
+}
+
+}  // namespace memdiag

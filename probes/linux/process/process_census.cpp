@@ -1,0 +1,154 @@
+#include "probes/linux/process/process_census.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include "probes/core/process_selection.hpp"
+#include "probes/linux/process/proc_process_scanner.hpp"
+
+namespace memdiag {
+
+ProcessCensus::ProcessCensus(const KernelPaths& paths, const ProcessOptions& options, BpfScannerOpener open_bpf,
+                             int self_pid)
+    : paths_(paths),
+      options_(options),
+      open_bpf_(std::move(open_bpf)),
+      self_pid_(self_pid),
+      mountinfo_(paths.procfs + "/self/mountinfo"),
+      max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64) {}
+
+int own_pid_in(const std::string& procfs) {
+  char target[32];
+  const ssize_t n = ::readlink((procfs + "/self").c_str(), target, sizeof target);
+  int pid = 0;
+  if (n > 0 && std::from_chars(target, target + n, pid).ec == std::errc() && pid > 0) return pid;
+  return ::getpid();
+}
+
+Status ProcessCensus::try_bpf() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!open_bpf_) return make_error("this memdiagd was built without eBPF (cmake -DMEMDIAG_BPF=OFF)");
+  if (bpf_failure_ && now - bpf_failed_at_ < kRetryLoadAfter) return *bpf_failure_;
+  auto opened = open_bpf_(hierarchy_);
+  if (!opened) {
+    bpf_failure_ = make_error("eBPF task iterator: " + opened.error().message);
+    bpf_failed_at_ = now;
+    return *bpf_failure_;
+  }
+  scanner_ = std::move(opened).value();
+  bpf_failure_.reset();
+  return Ok{};
+}
+
+Status ProcessCensus::probe() {
+  // Without a memory hierarchy processes are still counted; only their cgroups are unnamed.
+  auto found = find_memory_hierarchy(paths_, mountinfo_);
+  if (found) {
+    hierarchy_ = std::move(found).value();
+    hierarchy_problem_.clear();
+  } else {
+    hierarchy_.reset();
+    hierarchy_problem_ = "processes are not attributed to cgroups: " + found.error().message;
+  }
+  scanner_.reset();
+  switch (options_.process_scan) {
+    case ProcessScanMode::kBpfIter:
+      return try_bpf();
+    case ProcessScanMode::kAuto:
+      if (try_bpf()) return Ok{};
+      [[fallthrough]];
+    case ProcessScanMode::kProcfs:
+      scanner_ = make_procfs_scanner();
+      return Ok{};
+  }
+  return make_error("unknown process scan mode");
+}
+
+std::unique_ptr<ProcessScanner> ProcessCensus::make_procfs_scanner() const {
+  // Without a memory hierarchy there is no telling which line of PID/cgroup to read.
+  return std::make_unique<ProcProcessScanner>(paths_.procfs,
+                                              hierarchy_ ? std::optional(hierarchy_->version) : std::nullopt);
+}
+
+Expected<std::uint64_t> ProcessCensus::read_max_map_count() {
+  auto text = max_map_count_file_.read();
+  if (!text) return text.error();
+  std::string_view v = *text;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
+    return make_error(max_map_count_file_.path() + ": not a number: '" + std::string(v.substr(0, 32)) + "'");
+  }
+  return value;
+}
+
+Expected<ProcessSection> ProcessCensus::take() {
+  const auto started = std::chrono::steady_clock::now();
+  // Serving from /proc in auto mode: the iterator may load now (a capability granted, BTF
+  // installed); try_bpf() limits the attempts to one a minute.
+  if (options_.process_scan == ProcessScanMode::kAuto && scanner_->mode() != "bpf_iter") {
+    auto procfs = std::move(scanner_);
+    if (!try_bpf()) scanner_ = std::move(procfs);
+  }
+
+  std::uint64_t max_map_count = kDefaultMaxMapCount;
+  if (auto read = read_max_map_count()) {
+    max_map_count = *read;
+    max_map_count_problem_.clear();
+  } else {
+    max_map_count_problem_ = "ratios use the default vm.max_map_count 65530: " + read.error().message;
+  }
+
+  if (auto scanned = scanner_->scan(processes_); !scanned) {
+    // The iterator broke at run time: in auto mode /proc takes over (and the iterator is tried
+    // again after kRetryLoadAfter); the sampler would never probe a supported source again.
+    if (options_.process_scan != ProcessScanMode::kAuto || scanner_->mode() != "bpf_iter") return scanned.error();
+    bpf_failure_ = make_error("eBPF task iterator: " + scanned.error().message);
+    bpf_failed_at_ = std::chrono::steady_clock::now();
+    scanner_ = make_procfs_scanner();
+    if (auto again = scanner_->scan(processes_); !again) return again.error();
+  }
+
+  ProcessSelectionOptions selection;
+  selection.top_n = options_.top_processes;
+  selection.threshold_ratio = options_.map_areas_threshold;
+  selection.max_above_threshold = options_.max_above_threshold;
+  selection.max_cgroups = options_.max_cgroups;
+  selection.self_pid = self_pid_;
+  const ProcessScanner& scanner = *scanner_;
+  ProcessSection section = select_processes(processes_, max_map_count, selection,
+                                            [&scanner](std::uint64_t key) { return scanner.cgroup_path(key); });
+  const ProcessScanProblems& problems = scanner.problems();
+  vanished_total_ += problems.vanished;
+  section.mode = scanner.mode();
+  section.vanished_total = vanished_total_;
+  section.unreadable = problems.unreadable;
+  section.malformed = problems.malformed;
+  const auto finished = std::chrono::steady_clock::now();
+  section.scan_seconds = std::chrono::duration<double>(finished - started).count();
+  section.scanned_at = std::chrono::system_clock::now();
+  return section;
+}
+
+std::string ProcessCensus::degraded() const {
+  std::string reasons;
+  auto add = [&reasons](const std::string& reason) {
+    if (reason.empty()) return;
+    if (!reasons.empty()) reasons += "; ";
+    reasons += reason;
+  };
+  if (bpf_failure_ && options_.process_scan == ProcessScanMode::kAuto) {
+    add("reading /proc, hundreds of times slower, because " + bpf_failure_->message);
+  }
+  // /proc names cgroups from PID/cgroup itself; only the eBPF scanner needs the hierarchy.
+  if (scanner_ && scanner_->mode() == "bpf_iter") add(hierarchy_problem_);
+  add(max_map_count_problem_);
+  if (scanner_ && !scanner_->problems().first.empty()) {
+    add("processes skipped, unreadable or malformed (first: " + scanner_->problems().first + ")");
+  }
+  return reasons;
+}
+
+}  // namespace memdiag

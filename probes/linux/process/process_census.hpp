@@ -1,0 +1,78 @@
+// One process census (issue 5): every process's map count against vm.max_map_count and its
+// memory, reduced to the bounded set the exporter shows (probes/core/process_selection.hpp).
+// The scanning half of the process source (process_source.hpp runs it on a thread of its own,
+// paced, so a blocked /proc read never holds up the sampler); not thread safe by itself.
+//
+// Two scanners: the eBPF task iterator (about half a millisecond for 2,000 processes) and
+// /proc (hundreds of times slower on a busy node, but needs nothing). In `auto` mode the
+// iterator is tried and /proc serves while it cannot load; loading is retried at most once a
+// minute, and an iterator that breaks at run time hands over to /proc the same way.
+// The eBPF scanner is handed in as a function, so this library needs no libbpf and a
+// daemon built without eBPF just has none.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/core/process_record.hpp"
+#include "probes/core/process_section.hpp"
+#include "probes/core/source.hpp"
+#include "probes/linux/cgroup/cgroup_hierarchy.hpp"
+#include "probes/linux/kernel_file.hpp"
+#include "probes/core/kernel_paths.hpp"
+#include "probes/linux/process/process_options.hpp"
+
+namespace memdiag {
+
+using BpfScannerOpener =
+    std::function<Expected<std::unique_ptr<ProcessScanner>>(const std::optional<MemoryHierarchy>& hierarchy)>;
+
+// This process's pid as <procfs> numbers it (readlink of <procfs>/self), which is what the
+// scanners report when procfs is the host's /proc mounted elsewhere; getpid() when unreadable.
+int own_pid_in(const std::string& procfs);
+
+class ProcessCensus {
+ public:
+  static constexpr std::chrono::seconds kRetryLoadAfter{60};
+  // vm.max_map_count's default since Linux 2.6 (USHRT_MAX - 5), used when the sysctl cannot be
+  // read, so ratios stay meaningful on most nodes; degraded() says so.
+  static constexpr std::uint64_t kDefaultMaxMapCount = 65530;
+
+  // open_bpf: empty when built without eBPF. self_pid: the process always reported.
+  ProcessCensus(const KernelPaths& paths, const ProcessOptions& options, BpfScannerOpener open_bpf, int self_pid);
+
+  // Finds the memory hierarchy and chooses the scanner; an error when none can serve.
+  Status probe();
+  // One full scan and selection (scan_seconds and scanned_at set). After a successful probe().
+  Expected<ProcessSection> take();
+  // Why the census is not all it could be (/proc instead of eBPF, default max_map_count,
+  // processes skipped), or empty.
+  std::string degraded() const;
+
+ private:
+  // Tries the eBPF scanner unless it failed less than kRetryLoadAfter ago.
+  Status try_bpf();
+  Expected<std::uint64_t> read_max_map_count();
+  std::unique_ptr<ProcessScanner> make_procfs_scanner() const;
+
+  KernelPaths paths_;
+  ProcessOptions options_;
+  BpfScannerOpener open_bpf_;
+  int self_pid_;
+  KernelFile mountinfo_;
+  KernelFile max_map_count_file_;
+  std::optional<MemoryHierarchy> hierarchy_;
+  std::string hierarchy_problem_;
+  std::unique_ptr<ProcessScanner> scanner_;
+  std::optional<Error> bpf_failure_;
+  std::chrono::steady_clock::time_point bpf_failed_at_;
+  std::string max_map_count_problem_;
+  std::vector<ProcessMaps> processes_;  // reused: a warm scan allocates nothing
+  std::uint64_t vanished_total_ = 0;
+};
+
+}  // namespace memdiag

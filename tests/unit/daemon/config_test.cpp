@@ -1,0 +1,253 @@
+// Config validation: the defaults, the documented example, and bad configs each refused with
+// the key and line that are wrong.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+
+#include "daemon/cli.hpp"
+#include "daemon/config.hpp"
+#include "daemon/config_values.hpp"
+#include "probes/canary/canary_settings.hpp"
+#include "probes/linux/cgroup/cgroup_options.hpp"
+#include "probes/linux/node/vm_sysctl_registration.hpp"
+#include "probes/linux/process/process_options.hpp"
+
+namespace memdiag {
+namespace {
+
+TEST(Config, EmptyFileMeansDefaults) {
+  auto config = parse_config("", "empty.yaml");
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->listen_address, kDefaultListenAddress);
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(config->ring, 300u);
+  EXPECT_TRUE(config->source_enabled("meminfo"));
+  EXPECT_TRUE(config->source_enabled("pressure"));
+}
+
+TEST(Config, FullDocument) {
+  auto config = parse_config(R"(
+web:
+  listen_address: "127.0.0.1:9100"
+paths: { procfs: /host/proc, sysfs: /host/sys }
+sampler: { interval: 500ms, ring: 60 }
+log: { level: debug }
+sources:
+  meminfo: { enabled: true }
+  vmstat: { enabled: false }
+  pressure:
+)",
+                             "full.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, "127.0.0.1:9100");
+  EXPECT_EQ(config->paths.procfs, "/host/proc");
+  EXPECT_EQ(config->paths.sysfs, "/host/sys");
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(config->ring, 60u);
+  EXPECT_EQ(config->log_level, "debug");
+  EXPECT_FALSE(config->source_enabled("vmstat"));
+  EXPECT_TRUE(config->source_enabled("pressure"));
+  EXPECT_EQ(config->source_options<VmSysctlOptions>("vm_sysctl").refresh_interval, std::chrono::seconds(10));
+}
+
+TEST(Config, SysctlRefreshInterval) {
+  auto config = parse_config("sources:\n  vm_sysctl: {refresh_interval: 0s}\n", "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->source_options<VmSysctlOptions>("vm_sysctl").refresh_interval, std::chrono::milliseconds(0));
+  // only vm_sysctl has it
+  auto refused = parse_config("sources:\n  meminfo: {refresh_interval: 5s}\n", "x.yaml");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().key, "sources.meminfo.refresh_interval");
+}
+
+TEST(Config, ShippedExampleIsValid) {
+  auto config = load_config_file(MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
+}
+
+struct BadConfig {
+  const char* yaml;
+  const char* key;
+  int line;
+  const char* reason_part;
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, RefusedWithKeyLineAndReason) {
+  const BadConfig& bad = GetParam();
+  auto config = parse_config(bad.yaml, "bad.yaml");
+  ASSERT_FALSE(config) << bad.yaml;
+  EXPECT_EQ(config.error().file, "bad.yaml");
+  EXPECT_EQ(config.error().key, bad.key) << config.error().to_string();
+  EXPECT_EQ(config.error().line, bad.line) << config.error().to_string();
+  EXPECT_NE(config.error().reason.find(bad.reason_part), std::string::npos) << config.error().to_string();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigTest,
+    ::testing::Values(
+        BadConfig{"sampler:\n  intervl: 1s\n", "sampler.intervl", 2, "did you mean 'interval'"},
+        BadConfig{"sampler:\n  interval: fast\n", "sampler.interval", 2, "expected a duration"},
+        BadConfig{"sampler:\n  interval: 10ms\n", "sampler.interval", 2, "between 100ms and 1h"},
+        BadConfig{"sampler:\n  interval: 2h\n", "sampler.interval", 2, "between 100ms and 1h"},
+        BadConfig{"sampler:\n  ring: 0\n", "sampler.ring", 2, "between 1 and"},
+        BadConfig{"sampler:\n  ring: lots\n", "sampler.ring", 2, "whole number"},
+        BadConfig{"sampler:\n  ring: [1, 2]\n", "sampler.ring", 2, "single value"},
+        BadConfig{"web:\n  listen_address: 9842\n", "web.listen_address", 2, "HOST:PORT"},
+        BadConfig{"web:\n  listen_address: \"127.0.0.1:70000\"\n", "web.listen_address", 2, "1..65535"},
+        BadConfig{"log:\n  level: verbose\n", "log.level", 2, "expected one of"},
+        BadConfig{"paths:\n  procfs: relative/proc\n", "paths.procfs", 2, "absolute path"},
+        BadConfig{"sources:\n  meminfo:\n    enabled: maybe\n", "sources.meminfo.enabled", 3, "true or false"},
+        BadConfig{"sources:\n  memnfo: {enabled: true}\n", "sources.memnfo", 2, "did you mean 'meminfo'"},
+        BadConfig{"sources:\n  zzz: {enabled: true}\n", "sources.zzz", 2, "expected one of"},
+        BadConfig{"sources:\n  vm_sysctl:\n    refresh_interval: 2h\n", "sources.vm_sysctl.refresh_interval", 3,
+                  "between 0s"},
+        BadConfig{"log: {level: info}\nlog: {level: debug}\n", "log", 2, "duplicate key"},
+        BadConfig{"web: [1, 2]\n", "web", 1, "expected a mapping"},
+        BadConfig{"- just\n- a list\n", "<root>", 1, "expected a mapping"},
+        BadConfig{"web:\n  listen_address: {a: [1,\n", "<yaml>", 3, "not valid YAML"},
+        BadConfig{"\nwebb: {}\n", "webb", 2, "did you mean 'web'"},
+        BadConfig{"sampler:\n  ring: \"5\"\n", "sampler.ring", 2, "quoted string"},
+        BadConfig{"sources:\n  vmstat: {enabled: \"true\"}\n", "sources.vmstat.enabled", 2, "quoted string"},
+        BadConfig{"sampler:\n  ring: 3601\n", "sampler.ring", 2, "between 1 and 3600"},
+        BadConfig{"sources:\n  cgroup: {max_depth: 33}\n", "sources.cgroup.max_depth", 2, "between 0 and 32"},
+        BadConfig{"sources:\n  cgroup: {max_cgroups: 0}\n", "sources.cgroup.max_cgroups", 2, "between 1 and 100000"},
+        BadConfig{"sources:\n  cgroup:\n    include: \"/kubepods*\"\n", "sources.cgroup.include", 3, "a list of glob"},
+        BadConfig{"sources:\n  cgroup:\n    exclude: [kubepods]\n", "sources.cgroup.exclude", 3, "starts with '/'"},
+        BadConfig{"sources:\n  meminfo: {max_depth: 2}\n", "sources.meminfo.max_depth", 2, "unknown key"},
+        BadConfig{"sources:\n  cgroup: {max_watched: 1001}\n", "sources.cgroup.max_watched", 2, "between 0 and 1000"}),
+    [](const ::testing::TestParamInfo<BadConfig>& info) {
+      std::string name = std::to_string(info.index) + "_";
+      for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      return name;
+    });
+
+TEST(Config, CgroupOptions) {
+  auto config = parse_config(
+      "sources:\n  cgroup:\n    max_depth: 3\n    include: [\"/kubepods*\", \"/system.slice/*\"]\n"
+      "    exclude: [\"*conmon*\"]\n    max_cgroups: 50\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options<CgroupOptions>("cgroup");
+  EXPECT_EQ(options.cgroup_discovery.max_depth, 3);
+  EXPECT_EQ(options.cgroup_discovery.include, (std::vector<std::string>{"/kubepods*", "/system.slice/*"}));
+  EXPECT_EQ(options.cgroup_discovery.exclude, (std::vector<std::string>{"*conmon*"}));
+  EXPECT_EQ(options.max_cgroups, 50u);
+}
+
+TEST(Config, ProcessOptions) {
+  const auto defaults = default_config().source_options<ProcessOptions>("processes");
+  EXPECT_EQ(defaults.process_scan, ProcessScanMode::kAuto);
+  EXPECT_EQ(defaults.top_processes, 10u);
+  EXPECT_DOUBLE_EQ(defaults.map_areas_threshold, 0.8);
+  auto config = parse_config(
+      "sources:\n  processes:\n    scanner: procfs\n    top_n: 3\n    map_areas_threshold: 0.25\n"
+      "    max_above_threshold: 7\n    max_cgroups: 9\n    btf_path: /boot/vmlinux.btf\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options<ProcessOptions>("processes");
+  EXPECT_EQ(options.process_scan, ProcessScanMode::kProcfs);
+  EXPECT_EQ(options.top_processes, 3u);
+  EXPECT_DOUBLE_EQ(options.map_areas_threshold, 0.25);
+  EXPECT_EQ(options.max_above_threshold, 7u);
+  EXPECT_EQ(options.max_cgroups, 9u);
+  EXPECT_EQ(options.btf_path, "/boot/vmlinux.btf");
+}
+
+TEST(Config, CanaryOptions) {
+  const auto defaults = default_config().source_options<CanarySettings>("canary");
+  EXPECT_EQ(defaults.interval, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.working_set_bytes, 16u << 20);
+  auto config = parse_config(
+      "sources:\n  canary:\n    working_set_bytes: 134217728\n    ceiling_bytes: 268435456\n"
+      "    interval: 30s\n    backoff_psi_full: 2.5\n    cgroups: [/kubepods/pod-a, /batch.slice]\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto options = config->source_options<CanarySettings>("canary");
+  EXPECT_EQ(options.working_set_bytes, 128u << 20);
+  EXPECT_EQ(options.ceiling_bytes, 256u << 20);
+  EXPECT_EQ(options.interval, std::chrono::seconds(30));
+  EXPECT_DOUBLE_EQ(options.backoff_psi_full, 2.5);
+  EXPECT_EQ(options.cgroups, (std::vector<std::string>{"/kubepods/pod-a", "/batch.slice"}));
+}
+
+TEST(Config, EmptySectionsMeanDefaults) {
+  auto config = parse_config("web:\nsampler:\nsources:\n  meminfo:\n", "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, kDefaultListenAddress);
+}
+
+TEST(ConfigFile, DirectoryIsNotAConfig) {
+  auto config = load_config_file("/etc");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().reason.find("not a regular file"), std::string::npos);
+}
+
+TEST(ConfigFile, MissingFileIsAnError) {
+  auto config = load_config_file("/nonexistent/memdiagd.yaml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().to_string().find("/nonexistent/memdiagd.yaml"), std::string::npos);
+}
+
+TEST(ConfigError, FormatsFileLineKeyReason) {
+  ConfigError e{"/etc/memdiagd.yaml", 7, "sampler.interval", "expected a duration"};
+  EXPECT_EQ(e.to_string(), "/etc/memdiagd.yaml:7: sampler.interval: expected a duration");
+}
+
+TEST(Duration, Units) {
+  EXPECT_EQ(*parse_duration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*parse_duration("1s"), std::chrono::milliseconds(1000));
+  EXPECT_EQ(*parse_duration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*parse_duration("2m"), std::chrono::milliseconds(120000));
+  EXPECT_EQ(*parse_duration("1h"), std::chrono::milliseconds(3600000));
+  EXPECT_FALSE(parse_duration("1"));
+  EXPECT_FALSE(parse_duration("s"));
+  EXPECT_FALSE(parse_duration("1 s"));
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("1e400s"));
+}
+
+TEST(ListenAddress, Forms) {
+  EXPECT_TRUE(check_listen_address("0.0.0.0:9842"));
+  EXPECT_TRUE(check_listen_address(":9842"));
+  EXPECT_TRUE(check_listen_address("[::1]:9842"));
+  EXPECT_TRUE(check_listen_address("localhost:1"));
+  EXPECT_FALSE(check_listen_address("9842"));
+  EXPECT_FALSE(check_listen_address("host:0"));
+  EXPECT_FALSE(check_listen_address("host:port"));
+  EXPECT_FALSE(check_listen_address("[::1:9842"));
+  EXPECT_FALSE(check_listen_address("[\x91:1]:9842"));                 // found by fuzz_config_values
+  EXPECT_FALSE(check_listen_address("[::1]:9842,0.0.0.0:9843]:9842"));  // would be two civetweb ports
+  EXPECT_FALSE(check_listen_address("a b:80"));
+}
+
+TEST(Cli, FlagsOverrideTheFile) {
+  auto options = parse_cli({"--config", MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml", "--web.listen-address=127.0.0.1:1234",
+                            "--path.procfs", "/fixture/proc", "--log.level", "warn"});
+  ASSERT_TRUE(options) << options.error().message;
+  auto config = resolve_config(*options);
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->listen_address, "127.0.0.1:1234");
+  EXPECT_EQ(config->paths.procfs, "/fixture/proc");
+  EXPECT_EQ(config->log_level, "warn");
+}
+
+TEST(Cli, BadFlagsAreRefusedWithTheFlagNamed) {
+  EXPECT_FALSE(parse_cli({"--web.listen-adress", "x"}));
+  EXPECT_NE(parse_cli({"--web.listen-adress", "x"}).error().message.find("did you mean '--web.listen-address'"),
+            std::string::npos);
+  EXPECT_FALSE(parse_cli({"--config"}));
+  EXPECT_FALSE(parse_cli({"--check-config"}));  // needs --config
+  EXPECT_FALSE(parse_cli({"--once=yes"}));
+  auto options = parse_cli({"--log.level", "loud"});
+  ASSERT_TRUE(options);
+  auto config = resolve_config(*options);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().key, "--log.level");
+}
+
+}  // namespace
+}  // namespace memdiag
