@@ -23,11 +23,8 @@ SourceRegistration reclaim_stall_registration() {
                  return Ok{};
                }},
               {"max_cgroups",
-               [](const OptionValue& value, ReclaimStallOptions& options) -> OptionStatus {
-                 auto cap = integer_between(value, 1, 100000);
-                 if (!cap) return cap.error();
-                 options.max_cgroups = static_cast<std::size_t>(*cap);
-                 return Ok{};
+               [](const OptionValue& value, ReclaimStallOptions& options) {
+                 return read_integer_between(value, 1, 100000, options.max_cgroups);
                }},
               {"retain_removed",
                [](const OptionValue& value, ReclaimStallOptions& options) -> OptionStatus {

@@ -26,25 +26,23 @@ OptionStatus read_bytes(const OptionValue& value, std::size_t& out) {
 
 // Memory cgroup paths, each absolute, without "..", each once.
 OptionStatus read_cgroups(const OptionValue& value, std::vector<std::string>& out) {
-  auto items = value.items("expected a list of cgroup paths, like [\"/kubepods/pod-x\"]");
-  if (!items) return items.error();
-  if (items->size() > kMaxCgroups) {
-    return value.refuse("at most " + std::to_string(kMaxCgroups) + " cgroups, got " + std::to_string(items->size()));
+  auto paths = text_items(
+      value, "expected a list of cgroup paths, like [\"/kubepods/pod-x\"]",
+      [](const OptionValue& item, const std::string& path, const std::vector<std::string>& earlier) -> OptionStatus {
+        if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string::npos) {
+          return item.refuse("a cgroup path starting with '/' below the hierarchy root, without '..', got '" + path +
+                             "'");
+        }
+        if (std::find(earlier.begin(), earlier.end(), path) != earlier.end()) {
+          return item.refuse("'" + path + "' is listed twice");
+        }
+        return Ok{};
+      });
+  if (!paths) return paths.error();
+  if (paths->size() > kMaxCgroups) {
+    return value.refuse("at most " + std::to_string(kMaxCgroups) + " cgroups, got " + std::to_string(paths->size()));
   }
-  std::vector<std::string> paths;
-  for (const auto& item : *items) {
-    auto path = item->text();
-    if (!path) return path.error();
-    if (path->size() < 2 || path->front() != '/' || path->find("..") != std::string::npos) {
-      return item->refuse("a cgroup path starting with '/' below the hierarchy root, without '..', got '" + *path +
-                          "'");
-    }
-    if (std::find(paths.begin(), paths.end(), *path) != paths.end()) {
-      return item->refuse("'" + *path + "' is listed twice");
-    }
-    paths.push_back(std::move(*path));
-  }
-  out = std::move(paths);
+  out = std::move(*paths);
   return Ok{};
 }
 

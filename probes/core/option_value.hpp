@@ -54,4 +54,29 @@ inline OptionResult<long long> integer_between(const OptionValue& value, long lo
   return *number;
 }
 
+// The same, stored into `field` (a count, a cap, a depth).
+template <class Field>
+OptionStatus read_integer_between(const OptionValue& value, long long low, long long high, Field& field) {
+  auto number = integer_between(value, low, high);
+  if (!number) return number.error();
+  field = static_cast<Field>(*number);
+  return Ok{};
+}
+
+// A list of single values, each passed to `check` (which refuses it at the item's own line, or
+// returns Ok); `expected` is the refusal when the value is not a list at all.
+template <class Check>
+OptionResult<std::vector<std::string>> text_items(const OptionValue& value, std::string_view expected, Check check) {
+  auto items = value.items(expected);
+  if (!items) return items.error();
+  std::vector<std::string> texts;
+  for (const auto& item : *items) {
+    auto text = item->text();
+    if (!text) return text.error();
+    if (OptionStatus checked = check(*item, *text, texts); !checked) return checked.error();
+    texts.push_back(std::move(*text));
+  }
+  return texts;
+}
+
 }  // namespace memdiag

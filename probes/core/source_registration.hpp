@@ -37,7 +37,7 @@ struct KeyRefusal {
 template <class Options>
 struct OptionKey {
   std::string_view name;
-  std::function<OptionStatus(const OptionValue& value, Options& options)> read;
+  std::function<OptionStatus(const OptionValue& value, Options& options)> read{};
 };
 
 // What a source declares, with its own options type.
@@ -46,10 +46,10 @@ struct SourceSpec {
   std::string_view name;
   Platform platform = Platform::kLinux;
   Options defaults{};
-  std::vector<OptionKey<Options>> keys;  // besides `enabled`, which every source has
+  std::vector<OptionKey<Options>> keys{};  // besides `enabled`, which every source has
   // After every key was read: what only the keys together can tell.
-  std::function<std::optional<KeyRefusal>(const Options&)> check_together;
-  std::function<std::unique_ptr<Source>(const SourceContext&, const Options&)> make;
+  std::function<std::optional<KeyRefusal>(const Options&)> check_together{};
+  std::function<std::unique_ptr<Source>(const SourceContext&, const Options&)> make{};
   // Rebuilt on every reload even when nothing of it changed: it serves cached values between
   // refreshes, and a SIGHUP is how an administrator makes it read again at once.
   bool rebuild_on_reload = false;

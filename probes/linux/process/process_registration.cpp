@@ -4,18 +4,6 @@
 #include "probes/linux/process/process_source.hpp"
 
 namespace memdiag {
-namespace {
-
-template <class Field>
-OptionStatus read_count(const OptionValue& value, long long low, long long high, Field& field) {
-  auto n = integer_between(value, low, high);
-  if (!n) return n.error();
-  field = static_cast<Field>(*n);
-  return Ok{};
-}
-
-}  // namespace
-
 SourceRegistration processes_registration(BpfScannerFactory bpf_scanners) {
   return register_source(SourceSpec<ProcessOptions>{
       .name = "processes",
@@ -41,7 +29,7 @@ SourceRegistration processes_registration(BpfScannerFactory bpf_scanners) {
                [](const OptionValue& value, ProcessOptions& options) { return read_btf_path(value, options.btf_path); }},
               {"top_n",
                [](const OptionValue& value, ProcessOptions& options) {
-                 return read_count(value, 0, 1000, options.top_processes);
+                 return read_integer_between(value, 0, 1000, options.top_processes);
                }},
               {"map_areas_threshold",
                [](const OptionValue& value, ProcessOptions& options) -> OptionStatus {
@@ -56,11 +44,11 @@ SourceRegistration processes_registration(BpfScannerFactory bpf_scanners) {
                }},
               {"max_above_threshold",
                [](const OptionValue& value, ProcessOptions& options) {
-                 return read_count(value, 0, 10000, options.max_above_threshold);
+                 return read_integer_between(value, 0, 10000, options.max_above_threshold);
                }},
               {"max_cgroups",
                [](const OptionValue& value, ProcessOptions& options) {
-                 return read_count(value, 1, 100000, options.max_cgroups);
+                 return read_integer_between(value, 1, 100000, options.max_cgroups);
                }},
           },
       .make = [bpf_scanners = std::move(bpf_scanners)](const SourceContext& context,
