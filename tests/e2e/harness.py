@@ -165,11 +165,15 @@ class V1Cgroup:
         if self.v2:
             os.mkdir(self.v2)
 
-    def run(self, script, timeout=120):
+    def shell(self, script):
+        """`script` prefixed with what moves its shell into the cgroup (and its twin)."""
         enter = "echo $$ > %s/cgroup.procs; " % self.v1
         if self.v2:
             enter += "echo $$ > %s/cgroup.procs; " % self.v2
-        return subprocess.run(["sh", "-c", enter + script], capture_output=True, text=True, timeout=timeout,
+        return enter + script
+
+    def run(self, script, timeout=120):
+        return subprocess.run(["sh", "-c", self.shell(script)], capture_output=True, text=True, timeout=timeout,
                               preexec_fn=die_with_parent)
 
     def remove(self):

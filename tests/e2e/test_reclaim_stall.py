@@ -13,10 +13,10 @@ import math
 import os
 import re
 import shutil
-import signal
 import sys
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -44,38 +44,108 @@ def histogram(samples, kind, cgroup):
 class Bpftrace:
     """bpftrace counting memcg reclaim ends of the tasks in one cgroup2 cgroup: an independent
     count of the tracepoint the daemon's histogram is built from. Classic tracepoints need
-    tracefs (the daemon's tp_btf programs do not): mounted for the test if it is not."""
+    tracefs (the daemon's tp_btf programs do not): mounted for the test if it is not.
+
+    bpftrace runs the workload itself (`-c`): it starts it only once its probes are attached and
+    ends on its own when it has exited, printing the count, so the window holds the whole
+    workload and nothing has to ask bpftrace to stop. Stopping it with SIGINT is not reliable:
+    bpftrace 0.17, while no event arrives, looks at its SIGINT flag only when epoll_wait is
+    interrupted, so a SIGINT that lands while it is between two calls (runnable, waiting for a
+    CPU on a busy machine) is lost and it runs until killed. Each phase has a generous but
+    bounded wait; a failure says which phase, that bpftrace was killed, and what it printed."""
 
     TRACEFS = "/sys/kernel/tracing"
+    START_S = 120  # compile with LLVM and attach, on a cold machine
+    EXIT_S = 30  # from the workload's end to bpftrace's own exit
+    DONE = "memdiag-workload-exit"
 
-    def __init__(self, v2_dir):
+    def __init__(self, v2_dir, workdir):
         self.mounted = False
         if not os.path.exists(self.TRACEFS + "/events"):
             self.mounted = subprocess.run(["mount", "-t", "tracefs", "tracefs", self.TRACEFS]).returncode == 0
-        program = ('tracepoint:vmscan:mm_vmscan_memcg_reclaim_end /cgroup == cgroupid("%s")/ { @n = count(); } '
-                   'BEGIN { printf("ready\\n"); }' % v2_dir)
-        self.proc = subprocess.Popen(["bpftrace", "-e", program], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, preexec_fn=die_with_parent)
-        line = ""
-        deadline = time.monotonic() + 60
-        while "ready" not in line and time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line and self.proc.poll() is not None:
-                break
-        self.ready = "ready" in line
+        self.program = ('tracepoint:vmscan:mm_vmscan_memcg_reclaim_end /cgroup == cgroupid("%s")/ { @n = count(); } '
+                        'BEGIN { printf("ready\\n"); }' % v2_dir)
+        self.workdir = workdir
+        self.proc = None
+        self.reader = None
+        self.lines = []
+        self.output = ""
 
-    def stop(self):
-        """The count, after the probe detached."""
-        self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=30)
-        self.output = out  # for the failure message
-        m = re.search(r"@n: (\d+)", out)
-        return int(m.group(1)) if m else 0
+    def run(self, script, timeout=120):
+        """Runs the sh `script` under bpftrace: (the script's exit status, bpftrace's count).
+        Raises AssertionError when bpftrace does not attach, end or print its count in time."""
+        path = os.path.join(self.workdir, "bpftrace-workload.sh")
+        assert " " not in path, path  # bpftrace splits -c at spaces
+        write(path, script + '\necho "%s $?"\n' % self.DONE)
+        self.proc = subprocess.Popen(["bpftrace", "-c", "/bin/sh " + path, "-e", self.program],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     preexec_fn=die_with_parent)
+        ready, done = threading.Event(), threading.Event()
+
+        def read():
+            for line in self.proc.stdout:
+                self.lines.append(line)
+                if line.strip() == "ready":  # BEGIN's printf is read only once every probe is attached
+                    ready.set()
+                elif line.startswith(self.DONE):
+                    done.set()
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+        started = time.monotonic()
+        if not self._wait(ready, self.START_S):
+            self._fail("bpftrace did not attach its probes (allowed %d s)" % self.START_S)
+        attached = time.monotonic()
+        if not self._wait(done, timeout):
+            self._fail("the workload under bpftrace did not end (allowed %d s)" % timeout if self.proc.poll() is None
+                       else "the workload under bpftrace did not report its exit status")
+        ended = time.monotonic()
+        try:
+            self.proc.wait(self.EXIT_S)
+        except subprocess.TimeoutExpired:
+            self._fail("bpftrace did not end by itself after the workload (allowed %d s)" % self.EXIT_S)
+        self.reader.join(10)
+        self.output = "".join(self.lines)
+        print("\nbpftrace: attached after %.1f s, workload %.1f s, exited %.1f s after it" %
+              (attached - started, ended - attached, time.monotonic() - ended), file=sys.stderr)
+        if self.proc.returncode != 0:
+            self._fail("bpftrace failed")
+        status = re.search(r"^%s (\d+)$" % self.DONE, self.output, re.M)
+        count = re.search(r"^@n: (\d+)$", self.output, re.M)
+        if not count:
+            self._fail("bpftrace printed no count")
+        return int(status.group(1)), int(count.group(1))
+
+    def _wait(self, event, seconds):
+        """True once `event` is set within `seconds`; False on the deadline or if bpftrace exited first."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if event.wait(0.1):
+                return True
+            if self.proc.poll() is not None:
+                self.reader.join(5)  # let the reader take its last lines
+                return event.is_set()
+        return False
+
+    def _fail(self, what):
+        if self.proc.poll() is None:
+            what += ": bpftrace killed"
+            self.proc.kill()
+        else:
+            what += ": bpftrace exited with status %s" % self.proc.returncode
+        self.proc.wait()
+        self.output = "".join(self.lines)
+        raise AssertionError("%s. bpftrace printed:\n%s" % (what, self.output[-3000:]))
 
     def kill(self):
-        if self.proc.poll() is None:
+        if self.proc and self.proc.poll() is None:
+            print("\nbpftrace still running at clean-up: killed", file=sys.stderr)
             self.proc.kill()
             self.proc.wait()
+        if self.reader:
+            self.reader.join(5)  # a workload left behind may still hold the pipe: tearDown kills it
+            if not self.reader.is_alive():
+                self.proc.stdout.close()
         if self.mounted:
             subprocess.run(["umount", self.TRACEFS])
             self.mounted = False
@@ -105,16 +175,18 @@ class ReclaimStall(unittest.TestCase):
             self.assertIsNone(histogram(samples, "memcg", path))  # nothing yet for a new cgroup
             node_before = samples[("memdiag_reclaim_stall_node_seconds_count", '{kind="memcg"}')]
 
-            tracer = Bpftrace(self.cgroup.v2) if self.cgroup.v2 and shutil.which("bpftrace") else None
+            # 512 MiB of page cache through a 256 MiB cgroup, written then read twice.
+            data = os.path.join(self.tmp, "data")
+            workload = "dd if=/dev/zero of=%s bs=1M count=512 status=none && cat %s %s > /dev/null" % (data, data, data)
+            tracer = Bpftrace(self.cgroup.v2, self.tmp) if self.cgroup.v2 and shutil.which("bpftrace") else None
+            independent = None
             try:
                 if tracer:
-                    self.assertTrue(tracer.ready, "bpftrace did not start")
-                # 512 MiB of page cache through a 256 MiB cgroup, written then read twice.
-                data = os.path.join(self.tmp, "data")
-                p = self.cgroup.run("dd if=/dev/zero of=%s bs=1M count=512 status=none && cat %s %s > /dev/null"
-                                    % (data, data, data))
-                self.assertEqual(p.returncode, 0, p.stderr)
-                independent = tracer.stop() if tracer else None
+                    status, independent = tracer.run(self.cgroup.shell(workload))
+                    self.assertEqual(status, 0, tracer.output[-2000:])
+                else:
+                    p = self.cgroup.run(workload)
+                    self.assertEqual(p.returncode, 0, p.stderr)
             finally:
                 if tracer:
                     tracer.kill()
@@ -144,8 +216,9 @@ class ReclaimStall(unittest.TestCase):
             print("\nmemcg reclaim of %s: daemon %d stalls, mean %.0f us; bpftrace %s" %
                   (path, count, total / count * 1e6, independent), file=sys.stderr)
             if independent is not None:
-                # Same tracepoint, same cgroup, counted by bpftrace while the workload ran: the
-                # daemon counted from the first begin to the last end, bpftrace ends only.
+                # Same tracepoint, same cgroup, counted by bpftrace from before the workload started
+                # until after it ended: the daemon counted from the first begin to the last end,
+                # bpftrace ends only.
                 self.assertGreater(independent, 0, "bpftrace said: %r" % tracer.output[-2000:])
                 self.assertLessEqual(abs(count - independent), max(5, 0.05 * independent),
                                      "daemon %d vs bpftrace %d" % (count, independent))
