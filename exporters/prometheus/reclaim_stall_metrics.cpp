@@ -22,7 +22,7 @@ void render_reclaim_stall(const ReclaimStallSection& section, MetricSink& sink) 
               "most stalled cgroups (sources.reclaim_stall.max_cgroups).",
               MetricType::Histogram);
   for (const auto& c : section.cgroups) {
-    const LabelView labels[] = {{"kind", kStallKindNames[c.kind]}, {"cgroup", c.cgroup}};
+    const LabelView labels[] = {{"kind", to_string(c.kind)}, {"cgroup", c.cgroup}};
     sink.histogram(labels, 2, log2_histogram_view(c.stall, cumulative));
   }
   sink.family("memdiag_oom_victims_total", "Tasks the OOM killer chose, by the memory cgroup they were in (eBPF).",

@@ -16,24 +16,8 @@
 
 namespace memdiag {
 
-static_assert(log2_histogram::kSlots == MEMDIAG_STALL_SLOTS);
-static_assert(kStallKindCount == MEMDIAG_STALL_KIND_COUNT);
-static_assert(static_cast<int>(StallKind::kDirect) == MEMDIAG_STALL_DIRECT);
-static_assert(static_cast<int>(StallKind::kMemcg) == MEMDIAG_STALL_MEMCG);
-static_assert(static_cast<int>(StallKind::kSoftLimit) == MEMDIAG_STALL_SOFTLIMIT);
-static_assert(static_cast<int>(StallKind::kCompaction) == MEMDIAG_STALL_COMPACTION);
-static_assert(static_cast<int>(StallKind::kThrottled) == MEMDIAG_STALL_THROTTLED);
-
-std::string_view to_string(StallKind kind) {
-  switch (kind) {
-    case StallKind::kDirect: return "direct";
-    case StallKind::kMemcg: return "memcg";
-    case StallKind::kSoftLimit: return "softlimit";
-    case StallKind::kCompaction: return "compaction";
-    case StallKind::kThrottled: return "throttled";
-  }
-  return "unknown";
-}
+// The user-space copies of the kernel's histograms hold exactly the kernel's slots.
+static_assert(sizeof(memdiag_hist_value::slots) == sizeof(Log2Slots));
 
 std::string_view to_string(AttachMode mode) {
   return mode == AttachMode::kTpBtf ? "tp_btf" : "tracepoint";
@@ -235,7 +219,7 @@ Status ReclaimStallProbe::read_histograms() {
         memdiag_hist_value value;
         std::memcpy(&key, k, sizeof(key));  // batch buffers carry no alignment promise
         std::memcpy(&value, v, sizeof(value));
-        if (key.kind >= MEMDIAG_STALL_KIND_COUNT) return;
+        if (key.kind >= kStallKindCount) return;
         StallHistogram h;
         h.kind = static_cast<StallKind>(key.kind);
         h.memcg_id = key.memcg_id;
@@ -288,7 +272,7 @@ ReclaimStallProbe::Forgotten ReclaimStallProbe::forget(std::uint64_t memcg_id) {
     return false;
   };
   const int hist_fd = bpf_map__fd(skel_->maps.stall_hist);
-  for (std::uint32_t kind = 0; kind < MEMDIAG_STALL_KIND_COUNT; ++kind) {
+  for (std::uint32_t kind = 0; kind < kStallKindCount; ++kind) {
     memdiag_hist_key key{};
     key.kind = kind;
     key.memcg_id = memcg_id;

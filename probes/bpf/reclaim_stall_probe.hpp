@@ -14,22 +14,13 @@
 #include <vector>
 
 #include "probes/bpf/libbpf_log.hpp"
-#include "probes/bpf/log2_histogram.hpp"
 #include "probes/core/expected.hpp"
+#include "probes/core/log2_distribution.hpp"
+#include "probes/core/stall_kind.hpp"
 
 struct reclaim_stall;  // the bpftool skeleton, kept out of this header
 
 namespace memdiag {
-
-enum class StallKind : std::uint8_t {
-  kDirect,      // global direct reclaim: the node ran short
-  kMemcg,       // reclaim forced by a memory cgroup's limit (or memory.high)
-  kSoftLimit,   // cgroup v1 soft-limit reclaim inside global reclaim
-  kCompaction,  // direct compaction (high-order allocations)
-  kThrottled,   // waits in reclaim throttling (writeback congestion, isolated pages, no progress)
-};
-inline constexpr std::size_t kStallKindCount = 5;
-std::string_view to_string(StallKind kind);  // "direct", "memcg", "softlimit", "compaction", "throttled"
 
 enum class AttachMode : std::uint8_t {
   kTpBtf,       // BTF-typed raw tracepoints: needs kernel BTF, no tracefs
@@ -55,8 +46,8 @@ struct StallHistogram {
   // Memory cgroup of the stalled task: the kernfs id of its cgroup in the hierarchy the memory
   // controller is on, i.e. stat(cgroup dir).st_ino (v1 memory dir, or the v2 dir). 1 = root.
   std::uint64_t memcg_id = 0;
-  // Per-slot (not cumulative) counts; see log2_histogram.hpp for bounds and cumulative().
-  log2_histogram::Slots buckets{};
+  // Per-slot (not cumulative) counts; bounds in probes/core/log2_layout.h.
+  Log2Slots buckets{};
   // The kernel's own counters. Read while events arrive, sum(buckets) may exceed count by
   // the few updates in flight (buckets are bumped first); they agree once events stop.
   std::uint64_t count = 0;

@@ -6,9 +6,6 @@
 
 namespace memdiag {
 
-static_assert(log2_histogram::kSlots == kStallSlots);
-static_assert(kStallKindCount == kStallKindNames.size());
-
 ReclaimStallSource::ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options)
     : paths_(paths), options_(options), mountinfo_(paths.procfs + "/self/mountinfo") {}
 
@@ -81,7 +78,7 @@ Status ReclaimStallSource::sample(Snapshot& out) {
 
   struct Stalled {
     const std::string* path;
-    std::array<const StallHistogram*, kStallKindNames.size()> kinds{};
+    std::array<const StallHistogram*, kStallKindCount> kinds{};
     std::uint64_t total_ns = 0;
   };
   std::unordered_map<std::uint64_t, Stalled> by_id;
@@ -111,11 +108,11 @@ Status ReclaimStallSource::sample(Snapshot& out) {
   const std::size_t kept = std::min(order.size(), options_.max_cgroups);
   section.dropped_cgroups = order.size() - kept;
   for (std::size_t i = 0; i < kept; ++i) {
-    for (std::size_t k = 0; k < kStallKindNames.size(); ++k) {
+    for (std::size_t k = 0; k < kStallKindCount; ++k) {
       const StallHistogram* h = order[i]->kinds[k];
       if (h == nullptr) continue;
       section.cgroups.push_back(
-          CgroupStall{*order[i]->path, static_cast<std::uint8_t>(k), StallDistribution{h->buckets, h->count, h->sum_ns}});
+          CgroupStall{*order[i]->path, static_cast<StallKind>(k), StallDistribution{h->buckets, h->count, h->sum_ns}});
     }
   }
   std::sort(section.oom_victims.begin(), section.oom_victims.end(),

@@ -48,7 +48,7 @@ class ReclaimStallSource final : public Source {
   std::optional<Error> load_failure_;
   std::chrono::steady_clock::time_point load_failed_at_;
   // Counts of forgotten cgroups, still part of the node totals.
-  std::array<StallDistribution, kStallKindNames.size()> retired_{};
+  std::array<StallDistribution, kStallKindCount> retired_{};
   std::uint64_t retired_victims_ = 0;
   std::string degraded_;
 };

@@ -1,5 +1,6 @@
-// The eBPF reclaim-stall probe: pure bucket arithmetic, then the real thing as root: load into
-// this kernel, make a memory cgroup reclaim and OOM, and find exactly that cgroup in the maps.
+// The eBPF reclaim-stall probe: names, then the real thing as root: load into this kernel, make
+// a memory cgroup reclaim and OOM, and find exactly that cgroup in the maps. (The log2 layout the
+// histograms share is tested in tests/unit/core/log2_layout_test.cpp.)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -22,8 +23,6 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/bpf/log2_histogram.hpp"
-#include "probes/bpf/reclaim_stall.h"
 #include "probes/bpf/reclaim_stall_probe.hpp"
 #include "tests/support/scratch_memcg.hpp"
 #include "tests/support/write_text.hpp"
@@ -32,67 +31,8 @@ namespace memdiag {
 namespace {
 
 using namespace std::chrono_literals;
-namespace lh = log2_histogram;
 
-// ---- Pure: bucket bounds ----
-
-TEST(Log2Histogram, UpperBoundsArePowersOfTwoNanoseconds) {
-  EXPECT_EQ(lh::upper_bound_ns(0), 2u);
-  EXPECT_EQ(lh::upper_bound_ns(9), 1024u);
-  EXPECT_EQ(lh::upper_bound_ns(38), 1ull << 39);  // ~550 s
-  EXPECT_EQ(lh::upper_bound_ns(39), UINT64_MAX);  // last slot is open-ended
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(0), 2e-9);
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(9), 1024e-9);
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(19), 1048576e-9);  // ~1 ms
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(38), std::ldexp(1.0, 39) / 1e9);
-  EXPECT_TRUE(std::isinf(lh::upper_bound_seconds(39)));
-  EXPECT_TRUE(std::isinf(lh::upper_bound_seconds(1000)));
-  for (std::size_t i = 1; i + 1 < lh::kSlots; ++i) {
-    EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(i), 2 * lh::upper_bound_seconds(i - 1)) << i;
-  }
-}
-
-// The kernel's slot function (shared header) against the bounds user space publishes: every
-// duration lies below its slot's bound and at or above the previous slot's.
-TEST(Log2Histogram, KernelSlotFunctionMatchesBounds) {
-  EXPECT_EQ(memdiag_stall_slot(0), 0u);
-  EXPECT_EQ(memdiag_stall_slot(1), 0u);
-  EXPECT_EQ(memdiag_stall_slot(UINT64_MAX), lh::kSlots - 1);
-  std::vector<std::uint64_t> samples = {0, 1, 2, 3, 999, 1000, 1024, 123456789, 1ull << 39, (1ull << 40) + 7};
-  for (std::size_t i = 0; i < 64; ++i) {
-    samples.push_back(1ull << i);
-    samples.push_back((1ull << i) - 1);
-    samples.push_back((1ull << i) + 1);
-  }
-  samples.push_back(UINT64_MAX);
-  for (std::uint64_t ns : samples) {
-    const std::size_t slot = memdiag_stall_slot(ns);
-    ASSERT_LT(slot, lh::kSlots);
-    if (slot + 1 < lh::kSlots) {
-      EXPECT_LT(ns, lh::upper_bound_ns(slot)) << ns;
-    }
-    if (slot > 0) {
-      EXPECT_GE(ns, lh::upper_bound_ns(slot - 1)) << ns;
-    }
-  }
-  for (std::size_t i = 0; i + 1 < lh::kSlots; ++i) {
-    EXPECT_EQ(memdiag_stall_slot(1ull << i), i);
-    EXPECT_EQ(memdiag_stall_slot((2ull << i) - 1), i);
-  }
-}
-
-TEST(Log2Histogram, CumulativeRunningSums) {
-  lh::Slots per_slot{};
-  per_slot[0] = 2;
-  per_slot[3] = 5;
-  per_slot[39] = 1;
-  const lh::Slots cum = lh::cumulative(per_slot);
-  EXPECT_EQ(cum[0], 2u);
-  EXPECT_EQ(cum[2], 2u);
-  EXPECT_EQ(cum[3], 7u);
-  EXPECT_EQ(cum[38], 7u);
-  EXPECT_EQ(cum[39], 8u);
-}
+// ---- Pure: names ----
 
 TEST(ReclaimStallProbe, NamesKindsAndModes) {
   EXPECT_EQ(to_string(StallKind::kMemcg), "memcg");

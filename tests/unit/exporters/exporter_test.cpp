@@ -223,7 +223,7 @@ ReclaimStallSection stall_section() {
   d.count = 9;
   d.sum_ns = 1'500'000;
   section.node[1] = d;
-  section.cgroups.push_back(CgroupStall{"/job \"a\"", 1, d});
+  section.cgroups.push_back(CgroupStall{"/job \"a\"", StallKind::kMemcg, d});
   section.oom_victims.push_back(CgroupOomVictims{"/job \"a\"", 2});
   section.node_oom_victims = 3;
   return section;
