@@ -5,7 +5,9 @@
  * kernel; user space only reads the maps, so the cost does not grow with the event rate.
  *
  * Every event has two programs: a tp_btf one (typed arguments, needs no tracefs) and a classic
- * tracepoint one (needs tracefs, used when tp_btf cannot attach). User space loads one set. */
+ * tracepoint one (needs tracefs, used when tp_btf cannot attach). User space chooses per kind
+ * (probes/core/stall_kinds.h) and loads one of the two for each, so a kernel without one
+ * kind's tracepoints still traces the others. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -174,8 +176,8 @@ static __always_inline void oom_victim_in(__u64 memcg_id) {
 
 /* ---- The begin/end kinds of stall_kinds.h, four programs each: tp_btf (typed raw
  * tracepoint arguments, attached through BTF, no tracefs) and classic tracepoint (through
- * tracefs' perf events), for begin and end. Named btf_<kind>_begin, tp_<kind>_end and so on.
- * ---- */
+ * tracefs' perf events), for begin and end. Named btf_<kind>_begin, tp_<kind>_end and so on;
+ * user space finds a program's kind by the tracepoint in its section name. ---- */
 
 #define BEGIN_END_PROGRAMS(ID, Id, name, group, begin, end)                                 \
   SEC("tp_btf/" #begin)                                                                    \

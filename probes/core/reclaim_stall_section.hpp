@@ -30,7 +30,13 @@ struct CgroupOomVictims {
 };
 
 struct ReclaimStallSection {
-  std::string_view attach_mode;  // "tp_btf" or "tracepoint"
+  // "tp_btf", or "tracepoint" as soon as one kind (or the OOM victims) needed the classic
+  // tracepoint fallback.
+  std::string_view attach_mode;
+  // How each kind is traced: "tp_btf", "tracepoint", or empty when neither could attach on
+  // this kernel (the source's degraded() says why); its histograms then stay empty.
+  std::array<std::string_view, kStallKindCount> kind_modes{};
+  std::string_view oom_victims_mode;  // the same for the OOM victim program
   // Every stall of every task, including cgroups not exported and cgroups long gone.
   std::array<StallDistribution, kStallKindCount> node{};
   std::uint64_t node_oom_victims = 0;
