@@ -3,7 +3,7 @@
 namespace memdiag::prom {
 namespace {
 
-// Slot i holds durations below 2^(i+1) ns: bucket b ends with slot 9 + 2b.
+// Bucket b ends with slot 9 + 2b, so its bound is that slot's upper bound (log2_layout.h).
 constexpr std::size_t kFirstSlot = 9;
 constexpr std::size_t kSlotStep = 2;
 static_assert(kFirstSlot + kSlotStep * (kLog2Buckets - 1) < kLog2Slots - 1, "the last slot is open-ended");
@@ -20,7 +20,7 @@ const std::array<double, kLog2Buckets>& bounds() {
 }  // namespace
 
 double log2_bucket_bound_seconds(std::size_t bucket) {
-  return static_cast<double>(std::uint64_t{1} << (kFirstSlot + kSlotStep * bucket + 1)) / 1e9;
+  return log2_upper_bound_seconds(kFirstSlot + kSlotStep * bucket);
 }
 
 HistogramView log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cumulative) {

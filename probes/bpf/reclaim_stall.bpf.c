@@ -5,7 +5,9 @@
  * kernel; user space only reads the maps, so the cost does not grow with the event rate.
  *
  * Every event has two programs: a tp_btf one (typed arguments, needs no tracefs) and a classic
- * tracepoint one (needs tracefs, used when tp_btf cannot attach). User space loads one set. */
+ * tracepoint one (needs tracefs, used when tp_btf cannot attach). User space chooses per kind
+ * (probes/core/stall_kinds.h) and loads one of the two for each, so a kernel without one
+ * kind's tracepoints still traces the others. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -113,7 +115,7 @@ static __always_inline void record(__u32 kind, __u64 memcg_id, __u64 ns) {
   }
   /* Bucket first, count last: a reader racing an update sees sum(slots) >= count, never a
    * count no bucket accounts for. */
-  __sync_fetch_and_add(&v->slots[memdiag_stall_slot(ns)], 1);
+  __sync_fetch_and_add(&v->slots[memdiag_log2_slot(ns)], 1);
   __sync_fetch_and_add(&v->sum_ns, ns);
   __sync_fetch_and_add(&v->count, 1);
   __sync_fetch_and_add(&hist_generation, 1);
@@ -172,24 +174,27 @@ static __always_inline void oom_victim_in(__u64 memcg_id) {
   __sync_fetch_and_add(&victim_generation, 1);
 }
 
-/* ---- tp_btf set: typed raw tracepoint arguments, attached through BTF, no tracefs. ---- */
+/* ---- The begin/end kinds of stall_kinds.h, four programs each: tp_btf (typed raw
+ * tracepoint arguments, attached through BTF, no tracefs) and classic tracepoint (through
+ * tracefs' perf events), for begin and end. Named btf_<kind>_begin, tp_<kind>_end and so on;
+ * user space finds a program's kind by the tracepoint in its section name. ---- */
 
-SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
-int BPF_PROG(btf_direct_begin) { stall_begin(MEMDIAG_STALL_DIRECT); return 0; }
-SEC("tp_btf/mm_vmscan_direct_reclaim_end")
-int BPF_PROG(btf_direct_end) { stall_end(MEMDIAG_STALL_DIRECT); return 0; }
-SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
-int BPF_PROG(btf_memcg_begin) { stall_begin(MEMDIAG_STALL_MEMCG); return 0; }
-SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
-int BPF_PROG(btf_memcg_end) { stall_end(MEMDIAG_STALL_MEMCG); return 0; }
-SEC("tp_btf/mm_vmscan_memcg_softlimit_reclaim_begin")
-int BPF_PROG(btf_softlimit_begin) { stall_begin(MEMDIAG_STALL_SOFTLIMIT); return 0; }
-SEC("tp_btf/mm_vmscan_memcg_softlimit_reclaim_end")
-int BPF_PROG(btf_softlimit_end) { stall_end(MEMDIAG_STALL_SOFTLIMIT); return 0; }
-SEC("tp_btf/mm_compaction_begin")
-int BPF_PROG(btf_compaction_begin) { stall_begin(MEMDIAG_STALL_COMPACTION); return 0; }
-SEC("tp_btf/mm_compaction_end")
-int BPF_PROG(btf_compaction_end) { stall_end(MEMDIAG_STALL_COMPACTION); return 0; }
+#define BEGIN_END_PROGRAMS(ID, Id, name, group, begin, end)                                 \
+  SEC("tp_btf/" #begin)                                                                    \
+  int BPF_PROG(btf_##name##_begin) { stall_begin(MEMDIAG_STALL_##ID); return 0; }            \
+  SEC("tp_btf/" #end)                                                                      \
+  int BPF_PROG(btf_##name##_end) { stall_end(MEMDIAG_STALL_##ID); return 0; }                \
+  SEC("tracepoint/" #group "/" #begin)                                                     \
+  int tp_##name##_begin(void *ctx) { stall_begin(MEMDIAG_STALL_##ID); return 0; }            \
+  SEC("tracepoint/" #group "/" #end)                                                       \
+  int tp_##name##_end(void *ctx) { stall_end(MEMDIAG_STALL_##ID); return 0; }
+/* A kind timed after the wait reads the wait's length from its tracepoint's own arguments,
+ * which no macro can know: written out below. */
+#define AFTER_WAIT_PROGRAMS(...)
+
+MEMDIAG_STALL_KINDS(BEGIN_END_PROGRAMS, AFTER_WAIT_PROGRAMS)
+
+/* ---- Throttled (AFTER_WAIT): mm_vmscan_throttled, kernel 5.16 and later. ---- */
 
 /* TP_PROTO(int nid, int usec_timeout, int usec_delayed, int reason) */
 SEC("tp_btf/mm_vmscan_throttled")
@@ -198,37 +203,20 @@ int BPF_PROG(btf_throttled, int nid, int usec_timeout, int usec_delayed) {
   return 0;
 }
 
+SEC("tracepoint/vmscan/mm_vmscan_throttled")
+int tp_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx) {
+  throttled(ctx->usec_delayed);
+  return 0;
+}
+
+/* ---- OOM victims (oom:mark_victim), per memory cgroup. ---- */
+
 /* TP_PROTO(struct task_struct *task, uid_t uid) on this kernel (6.18): the victim itself, which
  * need not be the task running the OOM killer. Older kernels passed only the pid here; on those
  * the read below fails safely and victims land under memcg id 0. */
 SEC("tp_btf/mark_victim")
 int BPF_PROG(btf_oom_victim, struct task_struct *task) {
   oom_victim_in(memcg_id_of(task));
-  return 0;
-}
-
-/* ---- Classic tracepoint set: the same through tracefs' perf events. ---- */
-
-SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_begin")
-int tp_direct_begin(void *ctx) { stall_begin(MEMDIAG_STALL_DIRECT); return 0; }
-SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
-int tp_direct_end(void *ctx) { stall_end(MEMDIAG_STALL_DIRECT); return 0; }
-SEC("tracepoint/vmscan/mm_vmscan_memcg_reclaim_begin")
-int tp_memcg_begin(void *ctx) { stall_begin(MEMDIAG_STALL_MEMCG); return 0; }
-SEC("tracepoint/vmscan/mm_vmscan_memcg_reclaim_end")
-int tp_memcg_end(void *ctx) { stall_end(MEMDIAG_STALL_MEMCG); return 0; }
-SEC("tracepoint/vmscan/mm_vmscan_memcg_softlimit_reclaim_begin")
-int tp_softlimit_begin(void *ctx) { stall_begin(MEMDIAG_STALL_SOFTLIMIT); return 0; }
-SEC("tracepoint/vmscan/mm_vmscan_memcg_softlimit_reclaim_end")
-int tp_softlimit_end(void *ctx) { stall_end(MEMDIAG_STALL_SOFTLIMIT); return 0; }
-SEC("tracepoint/compaction/mm_compaction_begin")
-int tp_compaction_begin(void *ctx) { stall_begin(MEMDIAG_STALL_COMPACTION); return 0; }
-SEC("tracepoint/compaction/mm_compaction_end")
-int tp_compaction_end(void *ctx) { stall_end(MEMDIAG_STALL_COMPACTION); return 0; }
-
-SEC("tracepoint/vmscan/mm_vmscan_throttled")
-int tp_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx) {
-  throttled(ctx->usec_delayed);
   return 0;
 }
 

@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
+
+#include "probes/core/stall_kind.hpp"
 
 namespace memdiag {
 
@@ -15,6 +18,9 @@ struct ReclaimStallOptions {
   // the node totals.
   std::chrono::milliseconds retain_removed{300000};
   std::size_t max_cgroups = 500;
+  // Not a config key: tests make these kinds look missing from the kernel
+  // (ProbeOptions::unavailable_for_test).
+  std::vector<StallKind> unavailable_for_test;
   bool operator==(const ReclaimStallOptions&) const = default;
 };
 

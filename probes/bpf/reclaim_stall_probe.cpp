@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -16,47 +17,89 @@
 
 namespace memdiag {
 
-static_assert(log2_histogram::kSlots == MEMDIAG_STALL_SLOTS);
-static_assert(kStallKindCount == MEMDIAG_STALL_KIND_COUNT);
-static_assert(static_cast<int>(StallKind::kDirect) == MEMDIAG_STALL_DIRECT);
-static_assert(static_cast<int>(StallKind::kMemcg) == MEMDIAG_STALL_MEMCG);
-static_assert(static_cast<int>(StallKind::kSoftLimit) == MEMDIAG_STALL_SOFTLIMIT);
-static_assert(static_cast<int>(StallKind::kCompaction) == MEMDIAG_STALL_COMPACTION);
-static_assert(static_cast<int>(StallKind::kThrottled) == MEMDIAG_STALL_THROTTLED);
-
-std::string_view to_string(StallKind kind) {
-  switch (kind) {
-    case StallKind::kDirect: return "direct";
-    case StallKind::kMemcg: return "memcg";
-    case StallKind::kSoftLimit: return "softlimit";
-    case StallKind::kCompaction: return "compaction";
-    case StallKind::kThrottled: return "throttled";
-  }
-  return "unknown";
-}
+// The user-space copies of the kernel's histograms hold exactly the kernel's slots.
+static_assert(sizeof(memdiag_hist_value::slots) == sizeof(Log2Slots));
 
 std::string_view to_string(AttachMode mode) {
   return mode == AttachMode::kTpBtf ? "tp_btf" : "tracepoint";
 }
 
+void BpfLinkDeleter::operator()(struct bpf_link* link) const { bpf_link__destroy(link); }
+
 namespace {
 
 constexpr const char* kKernelBtf = "/sys/kernel/btf/vmlinux";
 constexpr const char* kPermissionHint = "needs CAP_BPF and CAP_PERFMON";
+// Appended to the tracefs names of kinds made unavailable for a test: no event is called so.
+constexpr std::string_view kMissingForTest = "__memdiag_unavailable_for_test";
 
 struct SkeletonDeleter {
   void operator()(struct reclaim_stall* skel) const { reclaim_stall__destroy(skel); }
 };
 using SkeletonPtr = std::unique_ptr<struct reclaim_stall, SkeletonDeleter>;
 
-// Why one attach mode failed; `fatal` when the other mode cannot do better (no privileges).
+// Why a load or an attach failed; `fatal` when no unit and no mode can do better (no privileges).
 struct Failure {
   std::string message;
   bool fatal = false;
+  // A load that failed: the unit of the program libbpf named in its log, if any.
+  std::optional<std::size_t> named_unit = std::nullopt;
 };
+
+using UnitSet = std::array<bool, kReclaimStallUnits>;
+
+// What open() tries for one unit: its modes in order, and why the ones tried so far failed.
+struct UnitPlan {
+  std::vector<AttachMode> modes;
+  std::size_t next = 0;
+  std::string reasons;
+  // ProbeOptions::unavailable_for_test and tp_btf_unavailable_for_test
+  bool tp_btf_missing_for_test = false;
+  bool tracepoint_missing_for_test = false;
+
+  bool exhausted() const { return next >= modes.size(); }
+  AttachMode mode() const { return modes[next]; }
+  void fail(std::string_view why) {
+    if (!reasons.empty()) reasons += "; ";
+    reasons.append(to_string(mode())).append(": ").append(why);
+    ++next;
+  }
+};
+using Plans = std::array<UnitPlan, kReclaimStallUnits>;
 
 bool is_tracepoint_program(const struct bpf_program* prog) {
   return bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT;
+}
+
+// The unit a program belongs to and the mode it is for, from the tracepoint in its section
+// name ("tp_btf/<tracepoint>", "tracepoint/<group>/<tracepoint>") and the unit table, which is
+// generated from the same list as the programs.
+struct ProgramUnit {
+  std::size_t unit = 0;
+  std::size_t tracepoint = 0;  // index into the unit's tracepoints
+  AttachMode mode = AttachMode::kTpBtf;
+};
+std::optional<ProgramUnit> unit_of(const struct bpf_program* prog) {
+  std::string_view target = bpf_program__section_name(prog);
+  const AttachMode mode = is_tracepoint_program(prog) ? AttachMode::kTracepoint : AttachMode::kTpBtf;
+  const std::size_t slash = target.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  target.remove_prefix(slash + 1);
+  std::string_view group;
+  if (mode == AttachMode::kTracepoint) {
+    const std::size_t second = target.find('/');
+    if (second == std::string_view::npos) return std::nullopt;
+    group = target.substr(0, second);
+    target.remove_prefix(second + 1);
+  }
+  for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+    const ReclaimStallUnit& unit = kReclaimStallUnitTable[i];
+    if (mode == AttachMode::kTracepoint && group != unit.group) continue;
+    for (std::size_t t = 0; t < unit.tracepoints.size(); ++t) {
+      if (!unit.tracepoints[t].empty() && unit.tracepoints[t] == target) return ProgramUnit{i, t, mode};
+    }
+  }
+  return std::nullopt;
 }
 
 std::string with_details(std::string message, const LibbpfLogCapture& log) {
@@ -76,44 +119,59 @@ std::string missing_btf_target(const LibbpfLogCapture& log) {
   return end == std::string::npos ? std::string{} : all.substr(begin, end - begin);
 }
 
-// Classic tracepoints are looked up in tracefs by libbpf at attach time; checking first gives
-// "tracepoint X missing" instead of an errno from deep inside the attach.
-std::optional<Failure> check_tracefs(struct reclaim_stall* skel) {
-  const char* roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-  std::string events;
-  for (const char* root : roots) {
+// libbpf prefixes what it says about one program with "prog 'NAME': " and stops loading at the
+// first program that fails: the last such name is the program that failed, if any.
+std::optional<std::size_t> unit_named_in(const LibbpfLogCapture& log, const struct bpf_object* obj) {
+  const std::string all = log.last_warnings(8);
+  static constexpr std::string_view kMarker = "prog '";
+  const std::size_t at = all.rfind(kMarker);
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t begin = at + kMarker.size();
+  const std::size_t end = all.find('\'', begin);
+  if (end == std::string::npos) return std::nullopt;
+  const struct bpf_program* prog = bpf_object__find_program_by_name(obj, all.substr(begin, end - begin).c_str());
+  if (prog == nullptr) return std::nullopt;
+  const auto owner = unit_of(prog);
+  return owner ? std::optional<std::size_t>(owner->unit) : std::nullopt;
+}
+
+// Where tracefs keeps its events, or why classic tracepoints cannot be used at all.
+Expected<std::string> tracefs_events() {
+  for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     std::string candidate = std::string(root) + "/events";
-    if (::access(candidate.c_str(), F_OK) == 0) {
-      events = candidate;
-      break;
-    }
+    if (::access(candidate.c_str(), F_OK) == 0) return candidate;
     if (errno == EACCES) {
-      return Failure{"permission denied reading " + candidate + " (classic tracepoints need tracefs access)", true};
+      return make_error("permission denied reading " + candidate + " (classic tracepoints need tracefs access)");
     }
   }
-  if (events.empty()) {
-    return Failure{"tracefs is not mounted (classic tracepoints need it: mount -t tracefs tracefs /sys/kernel/tracing)"};
-  }
-  struct bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, skel->obj) {
-    if (!bpf_program__autoload(prog)) continue;
-    std::string_view section = bpf_program__section_name(prog);  // "tracepoint/vmscan/x"
-    section.remove_prefix(section.find('/') + 1);
-    const std::string dir = events + "/" + std::string(section);
+  return make_error(
+      "tracefs is not mounted (classic tracepoints need it: mount -t tracefs tracefs /sys/kernel/tracing)");
+}
+
+// Classic tracepoints are looked up in tracefs by libbpf at attach time; checking first gives
+// "tracepoint X missing" instead of an errno from deep inside the attach, and spares a load.
+std::optional<std::string> check_tracefs(const ReclaimStallUnit& unit, bool missing_for_test) {
+  auto events = tracefs_events();
+  if (!events) return events.error().message;
+  for (std::string_view tracepoint : unit.tracepoints) {
+    if (tracepoint.empty()) continue;
+    std::string name = std::string(tracepoint) + (missing_for_test ? std::string(kMissingForTest) : "");
+    const std::string dir = *events + "/" + std::string(unit.group) + "/" + name;
     if (::access(dir.c_str(), F_OK) != 0) {
-      std::string name(section);  // "vmscan/x" -> "vmscan:x", as perf and tracefs spell it
-      if (const std::size_t slash = name.find('/'); slash != std::string::npos) name[slash] = ':';
-      if (errno == EACCES) return Failure{"permission denied reading " + dir, true};
-      return Failure{"tracepoint " + name + " missing (no " + dir + ")"};
+      if (errno == EACCES) return "permission denied reading " + dir;
+      // "vmscan:x", as perf and tracefs spell it
+      return "tracepoint " + std::string(unit.group) + ":" + name + " missing (no " + dir + ")";
     }
   }
   return std::nullopt;
 }
 
-Expected<SkeletonPtr, Failure> load_and_attach(AttachMode mode, const ProbeOptions& options,
-                                               LibbpfLogCapture& log) {
+// Opens the object and loads the programs of the units in `load_units`, each in its plan's
+// current mode; the other programs are not loaded (autoload off), so their attach targets are
+// never resolved and their absence cannot fail the load.
+Expected<SkeletonPtr, Failure> load(const Plans& plans, const UnitSet& load_units, const ProbeOptions& options,
+                                    LibbpfLogCapture& log) {
   log.clear();
-  const std::string mode_name(to_string(mode));
   struct bpf_object_open_opts open_opts {};
   open_opts.sz = sizeof(open_opts);
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
@@ -122,38 +180,101 @@ Expected<SkeletonPtr, Failure> load_and_attach(AttachMode mode, const ProbeOptio
   if (!skel) {
     return Failure{with_details("opening the BPF object failed: " + std::string(std::strerror(errno)), log)};
   }
-
-  // One object holds both program sets; only the chosen one is loaded (the other's attach
-  // targets are then never resolved, so its absence cannot fail the load).
+  // Per unit to load, the tracepoints its mode's programs cover: all of the unit's, or the
+  // unit would say it is attached while tracing nothing (a kind added to stall_kinds.h whose
+  // programs reclaim_stall.bpf.c does not have).
+  std::array<std::array<bool, 2>, kReclaimStallUnits> covered{};
   struct bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, skel->obj) {
-    bpf_program__set_autoload(prog, is_tracepoint_program(prog) == (mode == AttachMode::kTracepoint));
+    const auto owner = unit_of(prog);
+    if (!owner) {
+      return Failure{std::string("BPF program ") + bpf_program__name(prog) + " (" + bpf_program__section_name(prog) +
+                         ") traces no unit of probes/core/stall_kinds.h",
+                     true};
+    }
+    const UnitPlan& plan = plans[owner->unit];
+    const bool wanted = load_units[owner->unit] && plan.mode() == owner->mode;
+    bpf_program__set_autoload(prog, wanted);
+    if (wanted) covered[owner->unit][owner->tracepoint] = true;
+    if (wanted && owner->mode == AttachMode::kTpBtf && plan.tp_btf_missing_for_test) {
+      // See ProbeOptions::unavailable_for_test: libbpf then looks for a kernel function of the
+      // tracepoint's name, fails as for a tracepoint missing from BTF, and says the same.
+      bpf_program__set_expected_attach_type(prog, BPF_TRACE_FENTRY);
+    }
   }
-  if (mode == AttachMode::kTracepoint) {
-    if (auto failure = check_tracefs(skel.get())) return *failure;
+
+  for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+    if (!load_units[i]) continue;
+    const auto& tracepoints = kReclaimStallUnitTable[i].tracepoints;
+    for (std::size_t t = 0; t < tracepoints.size(); ++t) {
+      if (!tracepoints[t].empty() && !covered[i][t]) {
+        return Failure{"reclaim_stall.bpf.c has no " + std::string(to_string(plans[i].mode())) + " program for " +
+                           std::string(tracepoints[t]) + " (" + std::string(kReclaimStallUnitTable[i].name) + ")",
+                       true};
+      }
+    }
   }
 
   if (int err = reclaim_stall__load(skel.get()); err != 0) {
     if (err == -EPERM) {
       return Failure{"permission denied loading BPF (" + std::string(kPermissionHint) + ")", true};
     }
-    if (err == -ESRCH && mode == AttachMode::kTpBtf) {
+    const auto named_unit = unit_named_in(log, skel->obj);
+    if (err == -ESRCH) {
       if (std::string target = missing_btf_target(log); !target.empty()) {
-        return Failure{"tracepoint " + target + " missing from kernel BTF (tp_btf cannot attach to it)"};
+        return Failure{"tracepoint " + target + " missing from kernel BTF (tp_btf cannot attach to it)", false,
+                       named_unit};
       }
     }
-    return Failure{with_details("loading " + mode_name + " BPF programs failed: " + std::strerror(-err), log)};
-  }
-
-  if (int err = reclaim_stall__attach(skel.get()); err != 0) {
-    if (err == -EPERM || err == -EACCES) {
-      return Failure{"permission denied attaching " + mode_name + " programs (" + kPermissionHint +
-                         (mode == AttachMode::kTracepoint ? ", and tracefs access)" : ")"),
-                     true};
-    }
-    return Failure{with_details("attaching " + mode_name + " programs failed: " + std::strerror(-err), log)};
+    return Failure{with_details("loading the BPF programs failed: " + std::string(std::strerror(-err)), log), false,
+                   named_unit};
   }
   return skel;
+}
+
+struct AttachFailure {
+  std::size_t unit = 0;
+  Failure failure;
+};
+
+// Attaches every loaded program, one link each, so a failure names its program's unit.
+Expected<BpfLinks, AttachFailure> attach(struct reclaim_stall* skel, LibbpfLogCapture& log) {
+  BpfLinks links;
+  struct bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, skel->obj) {
+    if (!bpf_program__autoload(prog)) continue;
+    log.clear();
+    struct bpf_link* link = bpf_program__attach(prog);
+    if (link != nullptr) {
+      links.emplace_back(link);
+      continue;
+    }
+    const int err = errno;
+    const ProgramUnit owner = unit_of(prog).value_or(ProgramUnit{});  // load() checked every program
+    const std::string mode_name(to_string(owner.mode));
+    if (err == EPERM || err == EACCES) {
+      return AttachFailure{owner.unit,
+                           {"permission denied attaching " + mode_name + " programs (" + kPermissionHint +
+                                (owner.mode == AttachMode::kTracepoint ? ", and tracefs access)" : ")"),
+                            true}};
+    }
+    return AttachFailure{owner.unit,
+                         {with_details(std::string("attaching ") + bpf_program__section_name(prog) +
+                                           " failed: " + std::strerror(err),
+                                       log)}};
+  }
+  return links;
+}
+
+// "direct (tp_btf: ...), throttled (...)" for the units not attached.
+std::string describe(const std::array<UnitAttachment, kReclaimStallUnits>& units) {
+  std::string out;
+  for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+    if (units[i].attached) continue;
+    if (!out.empty()) out += ", ";
+    out.append(kReclaimStallUnitTable[i].name).append(" (").append(units[i].reason).append(")");
+  }
+  return out;
 }
 
 }  // namespace
@@ -170,33 +291,104 @@ Expected<std::unique_ptr<ReclaimStallProbe>> ReclaimStallProbe::open(const Probe
     return make_error(std::move(message));
   }
 
-  LibbpfLogCapture log(options.log);
-  std::string tp_btf_failure;
-  if (!options.force_tracepoint) {
-    auto attached = load_and_attach(AttachMode::kTpBtf, options, log);
-    if (attached) {
-      return std::unique_ptr<ReclaimStallProbe>(new ReclaimStallProbe(attached.value().release(), AttachMode::kTpBtf));
-    }
-    if (attached.error().fatal) return make_error(attached.error().message);
-    if (!options.allow_tracefs_fallback) {
-      return make_error(attached.error().message + " (tracefs fallback disabled)");
-    }
-    tp_btf_failure = attached.error().message;
+  Plans plans;
+  for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+    UnitPlan& plan = plans[i];
+    if (!options.force_tracepoint) plan.modes.push_back(AttachMode::kTpBtf);
+    if (options.force_tracepoint || options.allow_tracefs_fallback) plan.modes.push_back(AttachMode::kTracepoint);
+    auto listed = [i](const std::vector<StallKind>& kinds) {
+      return std::find(kinds.begin(), kinds.end(), static_cast<StallKind>(i)) != kinds.end();
+    };
+    plan.tracepoint_missing_for_test = listed(options.unavailable_for_test);
+    plan.tp_btf_missing_for_test = plan.tracepoint_missing_for_test || listed(options.tp_btf_unavailable_for_test);
   }
 
-  auto attached = load_and_attach(AttachMode::kTracepoint, options, log);
-  if (attached) {
+  // Every round either attaches what is left, gives up (no privileges, nothing left), or moves
+  // at least one unit on to its next mode: at most units x modes + 1 rounds. Only a kernel
+  // missing something pays for more than one.
+  LibbpfLogCapture log(options.log);
+  for (;;) {
+    UnitSet active{};
+    for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+      UnitPlan& plan = plans[i];
+      if (!plan.exhausted() && plan.mode() == AttachMode::kTracepoint) {
+        if (auto missing = check_tracefs(kReclaimStallUnitTable[i], plan.tracepoint_missing_for_test)) {
+          plan.fail(*missing);
+        }
+      }
+      active[i] = !plan.exhausted();
+    }
+
+    std::array<UnitAttachment, kReclaimStallUnits> units;
+    for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+      units[i].attached = active[i];
+      if (active[i]) {
+        units[i].mode = plans[i].mode();
+      } else {
+        units[i].reason = plans[i].reasons;
+        if (!options.force_tracepoint && !options.allow_tracefs_fallback) {
+          units[i].reason += " (tracefs fallback disabled)";
+        }
+      }
+    }
+    if (std::none_of(active.begin(), active.end(), [](bool a) { return a; })) {
+      // One reason for all (no tp_btf and no tracefs, say) is said once.
+      const bool same = std::all_of(units.begin(), units.end(),
+                                    [&](const UnitAttachment& u) { return u.reason == units[0].reason; });
+      return make_error(same ? units[0].reason : "nothing could be attached: " + describe(units));
+    }
+
+    auto loaded = load(plans, active, options, log);
+    if (!loaded) {
+      if (loaded.error().fatal) return make_error(loaded.error().message);
+      // Which unit failed: the one whose program libbpf named, if it fails alone too (the log
+      // is a hint, a load is proof); else each unit alone, to find the ones that fail.
+      std::vector<std::size_t> suspects;
+      const auto named = loaded.error().named_unit;
+      if (named && active[*named]) suspects.push_back(*named);
+      for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+        if (active[i] && i != named) suspects.push_back(i);
+      }
+      bool blamed = false;
+      for (std::size_t i : suspects) {
+        UnitSet alone{};
+        alone[i] = true;
+        auto single = load(plans, alone, options, log);
+        if (single) continue;
+        if (single.error().fatal) return make_error(single.error().message);
+        plans[i].fail(single.error().message);
+        blamed = true;
+        if (i == named) break;  // confirmed: the others load together again
+      }
+      if (!blamed) return make_error(loaded.error().message + " (yet each kind loads on its own)");
+      continue;
+    }
+
+    auto links = attach(loaded.value().get(), log);
+    if (!links) {
+      if (links.error().failure.fatal) return make_error(links.error().failure.message);
+      plans[links.error().unit].fail(links.error().failure.message);
+      continue;  // the others load again without it (or with its next mode)
+    }
     return std::unique_ptr<ReclaimStallProbe>(
-        new ReclaimStallProbe(attached.value().release(), AttachMode::kTracepoint));
+        new ReclaimStallProbe(std::move(loaded).value().release(), std::move(links).value(), std::move(units)));
   }
-  if (tp_btf_failure.empty()) return make_error(attached.error().message);
-  return make_error("tp_btf: " + tp_btf_failure + "; tracepoint fallback: " + attached.error().message);
 }
 
-ReclaimStallProbe::ReclaimStallProbe(struct reclaim_stall* skeleton, AttachMode mode)
-    : skel_(skeleton), mode_(mode) {}
+ReclaimStallProbe::ReclaimStallProbe(struct reclaim_stall* skeleton, BpfLinks links,
+                                     std::array<UnitAttachment, kReclaimStallUnits> units)
+    : skel_(skeleton), links_(std::move(links)), units_(std::move(units)) {
+  for (const UnitAttachment& unit : units_) {
+    if (unit.attached && unit.mode == AttachMode::kTracepoint) mode_ = AttachMode::kTracepoint;
+  }
+}
 
-ReclaimStallProbe::~ReclaimStallProbe() { reclaim_stall__destroy(skel_); }
+ReclaimStallProbe::~ReclaimStallProbe() {
+  links_.clear();  // detach before the programs and maps go
+  reclaim_stall__destroy(skel_);
+}
+
+std::string ReclaimStallProbe::not_attached() const { return describe(units_); }
 
 Expected<ReclaimStallReading> ReclaimStallProbe::read() {
   // Without mmap-able global data (kernels before 5.5) there are no generations: always walk.
@@ -235,7 +427,7 @@ Status ReclaimStallProbe::read_histograms() {
         memdiag_hist_value value;
         std::memcpy(&key, k, sizeof(key));  // batch buffers carry no alignment promise
         std::memcpy(&value, v, sizeof(value));
-        if (key.kind >= MEMDIAG_STALL_KIND_COUNT) return;
+        if (key.kind >= kStallKindCount) return;
         StallHistogram h;
         h.kind = static_cast<StallKind>(key.kind);
         h.memcg_id = key.memcg_id;
@@ -288,7 +480,7 @@ ReclaimStallProbe::Forgotten ReclaimStallProbe::forget(std::uint64_t memcg_id) {
     return false;
   };
   const int hist_fd = bpf_map__fd(skel_->maps.stall_hist);
-  for (std::uint32_t kind = 0; kind < MEMDIAG_STALL_KIND_COUNT; ++kind) {
+  for (std::uint32_t kind = 0; kind < kStallKindCount; ++kind) {
     memdiag_hist_key key{};
     key.kind = kind;
     key.memcg_id = memcg_id;
@@ -303,7 +495,7 @@ Expected<std::vector<BpfProgramStats>> ReclaimStallProbe::program_stats() const 
   std::vector<BpfProgramStats> out;
   struct bpf_program* prog = nullptr;
   bpf_object__for_each_program(prog, skel_->obj) {
-    if (!bpf_program__autoload(prog)) continue;  // the set not loaded
+    if (!bpf_program__autoload(prog)) continue;  // not loaded: another mode, or its unit failed
     struct bpf_prog_info info {};
     __u32 len = sizeof(info);
     if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0) {

@@ -2,6 +2,10 @@
 // object for every kernel with BTF), attaches it, and reads its in-kernel histograms back as
 // plain data. Loading costs tens of milliseconds once; a read costs a few map syscalls.
 //
+// Each stall kind (and the OOM victim program) attaches on its own, tp_btf first, then the
+// classic tracepoint: a kernel without one kind's tracepoints (mm_vmscan_throttled before 5.16)
+// traces the others, and says which kind is missing and why.
+//
 // Errors are values naming the cause ("no BTF at ...", "permission denied ...",
 // "tracepoint X missing ..."); libbpf's own output never reaches stderr.
 #pragma once
@@ -14,22 +18,15 @@
 #include <vector>
 
 #include "probes/bpf/libbpf_log.hpp"
-#include "probes/bpf/log2_histogram.hpp"
+#include "probes/bpf/reclaim_stall_units.hpp"
 #include "probes/core/expected.hpp"
+#include "probes/core/log2_distribution.hpp"
+#include "probes/core/stall_kind.hpp"
 
 struct reclaim_stall;  // the bpftool skeleton, kept out of this header
+struct bpf_link;
 
 namespace memdiag {
-
-enum class StallKind : std::uint8_t {
-  kDirect,      // global direct reclaim: the node ran short
-  kMemcg,       // reclaim forced by a memory cgroup's limit (or memory.high)
-  kSoftLimit,   // cgroup v1 soft-limit reclaim inside global reclaim
-  kCompaction,  // direct compaction (high-order allocations)
-  kThrottled,   // waits in reclaim throttling (writeback congestion, isolated pages, no progress)
-};
-inline constexpr std::size_t kStallKindCount = 5;
-std::string_view to_string(StallKind kind);  // "direct", "memcg", "softlimit", "compaction", "throttled"
 
 enum class AttachMode : std::uint8_t {
   kTpBtf,       // BTF-typed raw tracepoints: needs kernel BTF, no tracefs
@@ -42,12 +39,28 @@ struct ProbeOptions {
   // that does not exist makes open() fail naming it. With a custom file on a kernel without
   // /sys/kernel/btf/vmlinux, tp_btf cannot attach and only the tracepoint fallback can work.
   std::string btf_path;
-  // Use classic tracepoints when tp_btf programs cannot be loaded or attached.
+  // Use classic tracepoints for the kinds whose tp_btf programs cannot be loaded or attached.
   bool allow_tracefs_fallback = true;
   // Skip tp_btf and go straight to classic tracepoints (to test or diagnose the fallback).
   bool force_tracepoint = false;
   // libbpf's warnings and info lines during open(), one line per call. Empty: dropped.
   LibbpfLogFn log;
+  // Tests: kinds to treat as missing from this kernel, through the same paths a kernel without
+  // their tracepoints takes. Their tp_btf programs are resolved as kernel functions of the
+  // tracepoints' names, which do not exist, so libbpf fails the load as it does for a tracepoint
+  // missing from BTF; their classic tracepoints are looked for in tracefs under names that do
+  // not exist. tp_btf_unavailable_for_test: only the tp_btf half, so the kind falls back.
+  std::vector<StallKind> unavailable_for_test;
+  std::vector<StallKind> tp_btf_unavailable_for_test;
+};
+
+// How one unit (a stall kind, or the OOM victim program) ended up after open().
+struct UnitAttachment {
+  bool attached = false;
+  AttachMode mode = AttachMode::kTpBtf;  // when attached
+  // When not attached: why, per mode tried ("tp_btf: ...; tracepoint: ..."). Fixed at open(),
+  // so the same text every time it is asked for.
+  std::string reason;
 };
 
 struct StallHistogram {
@@ -55,8 +68,8 @@ struct StallHistogram {
   // Memory cgroup of the stalled task: the kernfs id of its cgroup in the hierarchy the memory
   // controller is on, i.e. stat(cgroup dir).st_ino (v1 memory dir, or the v2 dir). 1 = root.
   std::uint64_t memcg_id = 0;
-  // Per-slot (not cumulative) counts; see log2_histogram.hpp for bounds and cumulative().
-  log2_histogram::Slots buckets{};
+  // Per-slot (not cumulative) counts; bounds in probes/core/log2_layout.h.
+  Log2Slots buckets{};
   // The kernel's own counters. Read while events arrive, sum(buckets) may exceed count by
   // the few updates in flight (buckets are bumped first); they agree once events stop.
   std::uint64_t count = 0;
@@ -82,8 +95,14 @@ struct ReclaimStallReading {
   std::vector<StallHistogram> histograms;
   std::vector<OomVictims> oom_victims;
   StallDrops drops;
-  AttachMode mode = AttachMode::kTpBtf;
+  AttachMode mode = AttachMode::kTpBtf;  // as ReclaimStallProbe::mode()
 };
+
+// One attachment of one program; bpf_link__destroy detaches it.
+struct BpfLinkDeleter {
+  void operator()(struct bpf_link* link) const;
+};
+using BpfLinks = std::vector<std::unique_ptr<struct bpf_link, BpfLinkDeleter>>;
 
 // Kernel-side cost of one program: run_count/run_time_ns stay 0 unless
 // sysctl kernel.bpf_stats_enabled=1 (the kernel only times programs while it is on).
@@ -95,15 +114,24 @@ struct BpfProgramStats {
 
 class ReclaimStallProbe {
  public:
-  // Loads and attaches. Tries tp_btf first (unless force_tracepoint), then classic
-  // tracepoints if allowed. Needs CAP_BPF + CAP_PERFMON (root); tracepoints also tracefs.
+  // Loads and attaches, each unit on its own: tp_btf first (unless force_tracepoint), then
+  // classic tracepoints if allowed. Succeeds when at least one unit attached; see kind() and
+  // oom_victims() for the others. Needs CAP_BPF + CAP_PERFMON (root; without them, an error
+  // whatever the units); tracepoints also tracefs.
   static Expected<std::unique_ptr<ReclaimStallProbe>> open(const ProbeOptions& options = {});
 
   ~ReclaimStallProbe();  // detaches and frees the maps
   ReclaimStallProbe(const ReclaimStallProbe&) = delete;
   ReclaimStallProbe& operator=(const ReclaimStallProbe&) = delete;
 
+  // kTracepoint as soon as one attached unit needed the classic tracepoint (tracefs is then
+  // needed), kTpBtf otherwise.
   AttachMode mode() const { return mode_; }
+  const UnitAttachment& kind(StallKind kind) const { return units_[static_cast<std::size_t>(kind)]; }
+  const UnitAttachment& oom_victims() const { return units_[kOomVictimsUnit]; }
+  // The units not attached, each with its reason: "throttled (tp_btf: ...; tracepoint: ...)",
+  // comma-separated; empty when everything is traced. The same text as long as the probe lives.
+  std::string not_attached() const;
 
   // Everything counted since open(). Walks a map only if the kernel side changed it since the
   // last read (a generation counter read from shared memory), so on a quiet node this is a
@@ -126,14 +154,17 @@ class ReclaimStallProbe {
   Expected<std::vector<BpfProgramStats>> program_stats() const;
 
  private:
-  ReclaimStallProbe(struct reclaim_stall* skeleton, AttachMode mode);
+  ReclaimStallProbe(struct reclaim_stall* skeleton, BpfLinks links,
+                    std::array<UnitAttachment, kReclaimStallUnits> units);
 
   Status read_histograms();
   Status read_victims();
   Status read_drops();
 
   struct reclaim_stall* skel_;
-  AttachMode mode_;
+  BpfLinks links_;  // one per attached program; destroyed before the skeleton
+  std::array<UnitAttachment, kReclaimStallUnits> units_;
+  AttachMode mode_ = AttachMode::kTpBtf;
   // Scratch for batched map reads, kept between reads to avoid reallocating.
   std::vector<unsigned char> keys_;
   std::vector<unsigned char> values_;

@@ -6,9 +6,6 @@
 
 namespace memdiag {
 
-static_assert(log2_histogram::kSlots == kStallSlots);
-static_assert(kStallKindCount == kStallKindNames.size());
-
 ReclaimStallSource::ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options)
     : paths_(paths), options_(options), mountinfo_(paths.procfs + "/self/mountinfo") {}
 
@@ -19,6 +16,7 @@ Status ReclaimStallSource::probe() {
     ProbeOptions probe_options;
     probe_options.btf_path = options_.btf_path;
     probe_options.allow_tracefs_fallback = options_.tracefs_fallback;
+    probe_options.unavailable_for_test = options_.unavailable_for_test;
     auto opened = ReclaimStallProbe::open(probe_options);
     if (!opened) {
       load_failure_ = opened.error();
@@ -28,14 +26,20 @@ Status ReclaimStallSource::probe() {
     probe_ = std::move(opened).value();
     load_failure_.reset();
   }
+  // A kind this kernel cannot trace stays so while the probe lives: the same text every time,
+  // so the sampler logs it once.
+  degraded_.clear();
+  if (std::string missing = probe_->not_attached(); !missing.empty()) {
+    degraded_ = "not traced on this kernel: " + missing;
+  }
   // Without a memory hierarchy the stalls still add up for the node; only names are missing.
   auto found = find_memory_hierarchy(paths_, mountinfo_);
   if (found) {
     hierarchy_ = std::move(found).value();
-    degraded_.clear();
   } else {
     hierarchy_.reset();
-    degraded_ = "stalls are not attributed to cgroups: " + found.error().message;
+    if (!degraded_.empty()) degraded_ += "; ";
+    degraded_ += "stalls are not attributed to cgroups: " + found.error().message;
   }
   return Ok{};
 }
@@ -63,6 +67,12 @@ Status ReclaimStallSource::sample(Snapshot& out) {
 
   ReclaimStallSection section;
   section.attach_mode = to_string(reading.mode);
+  for (std::size_t k = 0; k < kStallKindCount; ++k) {
+    const UnitAttachment& kind = probe_->kind(static_cast<StallKind>(k));
+    section.kind_modes[k] = kind.attached ? to_string(kind.mode) : std::string_view{};
+  }
+  const UnitAttachment& oom = probe_->oom_victims();
+  section.oom_victims_mode = oom.attached ? to_string(oom.mode) : std::string_view{};
   section.node = retired_;
   section.node_oom_victims = retired_victims_;
   section.dropped_events = reading.drops.total();
@@ -81,7 +91,7 @@ Status ReclaimStallSource::sample(Snapshot& out) {
 
   struct Stalled {
     const std::string* path;
-    std::array<const StallHistogram*, kStallKindNames.size()> kinds{};
+    std::array<const StallHistogram*, kStallKindCount> kinds{};
     std::uint64_t total_ns = 0;
   };
   std::unordered_map<std::uint64_t, Stalled> by_id;
@@ -111,11 +121,11 @@ Status ReclaimStallSource::sample(Snapshot& out) {
   const std::size_t kept = std::min(order.size(), options_.max_cgroups);
   section.dropped_cgroups = order.size() - kept;
   for (std::size_t i = 0; i < kept; ++i) {
-    for (std::size_t k = 0; k < kStallKindNames.size(); ++k) {
+    for (std::size_t k = 0; k < kStallKindCount; ++k) {
       const StallHistogram* h = order[i]->kinds[k];
       if (h == nullptr) continue;
       section.cgroups.push_back(
-          CgroupStall{*order[i]->path, static_cast<std::uint8_t>(k), StallDistribution{h->buckets, h->count, h->sum_ns}});
+          CgroupStall{*order[i]->path, static_cast<StallKind>(k), StallDistribution{h->buckets, h->count, h->sum_ns}});
     }
   }
   std::sort(section.oom_victims.begin(), section.oom_victims.end(),

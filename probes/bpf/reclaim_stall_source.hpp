@@ -4,9 +4,10 @@
 // `retain_removed` is forgotten in the kernel maps and its counts folded into the node totals,
 // so the maps stay small and the node totals never go backwards.
 //
-// When the probe cannot load (no BTF, no CAP_BPF/CAP_PERFMON, a tracepoint missing), probe()
+// When the probe cannot load (no BTF, no CAP_BPF/CAP_PERFMON, no tracepoint at all), probe()
 // says why; it tries again at most once a minute, since loading costs tens of milliseconds and
-// such reasons rarely go away by themselves.
+// such reasons rarely go away by themselves. A kind whose tracepoints this kernel lacks is not
+// traced while the others are: degraded() names it with its reason.
 #pragma once
 
 #include <chrono>
@@ -48,7 +49,7 @@ class ReclaimStallSource final : public Source {
   std::optional<Error> load_failure_;
   std::chrono::steady_clock::time_point load_failed_at_;
   // Counts of forgotten cgroups, still part of the node totals.
-  std::array<StallDistribution, kStallKindNames.size()> retired_{};
+  std::array<StallDistribution, kStallKindCount> retired_{};
   std::uint64_t retired_victims_ = 0;
   std::string degraded_;
 };

@@ -11,22 +11,16 @@
 #include <vector>
 
 #include "probes/core/log2_distribution.hpp"
+#include "probes/core/stall_kind.hpp"
 
 namespace memdiag {
 
-// The layout of the in-kernel histograms (probes/bpf/log2_histogram.hpp, which the source
-// checks it against).
-inline constexpr std::size_t kStallSlots = kLog2Slots;
-using StallSlots = Log2Slots;
+// The layout of the in-kernel histograms: both are probes/core/log2_layout.h.
 using StallDistribution = Log2Distribution;
-
-// By kind, in this order: the StallKind enum of probes/bpf.
-inline constexpr std::array<std::string_view, 5> kStallKindNames = {"direct", "memcg", "softlimit", "compaction",
-                                                                    "throttled"};
 
 struct CgroupStall {
   std::string cgroup;       // path in the memory hierarchy
-  std::uint8_t kind = 0;    // index into kStallKindNames
+  StallKind kind = StallKind::kDirect;
   StallDistribution stall;
 };
 
@@ -36,9 +30,15 @@ struct CgroupOomVictims {
 };
 
 struct ReclaimStallSection {
-  std::string_view attach_mode;  // "tp_btf" or "tracepoint"
+  // "tp_btf", or "tracepoint" as soon as one kind (or the OOM victims) needed the classic
+  // tracepoint fallback.
+  std::string_view attach_mode;
+  // How each kind is traced: "tp_btf", "tracepoint", or empty when neither could attach on
+  // this kernel (the source's degraded() says why); its histograms then stay empty.
+  std::array<std::string_view, kStallKindCount> kind_modes{};
+  std::string_view oom_victims_mode;  // the same for the OOM victim program
   // Every stall of every task, including cgroups not exported and cgroups long gone.
-  std::array<StallDistribution, kStallKindNames.size()> node{};
+  std::array<StallDistribution, kStallKindCount> node{};
   std::uint64_t node_oom_victims = 0;
   // Most stalled cgroups first (total stall time), at most max_cgroups of them.
   std::vector<CgroupStall> cgroups;

@@ -1,5 +1,7 @@
-// The eBPF reclaim-stall probe: pure bucket arithmetic, then the real thing as root: load into
-// this kernel, make a memory cgroup reclaim and OOM, and find exactly that cgroup in the maps.
+// The eBPF reclaim-stall probe: names, then the real thing as root: load into this kernel, make
+// a memory cgroup reclaim and OOM, and find exactly that cgroup in the maps; with one kind made
+// unavailable, that kind is reported and the others still count. (The log2 layout the
+// histograms share is tested in tests/unit/core/log2_layout_test.cpp.)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -22,9 +24,10 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/bpf/log2_histogram.hpp"
-#include "probes/bpf/reclaim_stall.h"
+#include "exporters/prometheus/snapshot_collector.hpp"
 #include "probes/bpf/reclaim_stall_probe.hpp"
+#include "probes/bpf/reclaim_stall_source.hpp"
+#include "probes/core/snapshot_store.hpp"
 #include "tests/support/scratch_memcg.hpp"
 #include "tests/support/write_text.hpp"
 
@@ -32,67 +35,8 @@ namespace memdiag {
 namespace {
 
 using namespace std::chrono_literals;
-namespace lh = log2_histogram;
 
-// ---- Pure: bucket bounds ----
-
-TEST(Log2Histogram, UpperBoundsArePowersOfTwoNanoseconds) {
-  EXPECT_EQ(lh::upper_bound_ns(0), 2u);
-  EXPECT_EQ(lh::upper_bound_ns(9), 1024u);
-  EXPECT_EQ(lh::upper_bound_ns(38), 1ull << 39);  // ~550 s
-  EXPECT_EQ(lh::upper_bound_ns(39), UINT64_MAX);  // last slot is open-ended
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(0), 2e-9);
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(9), 1024e-9);
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(19), 1048576e-9);  // ~1 ms
-  EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(38), std::ldexp(1.0, 39) / 1e9);
-  EXPECT_TRUE(std::isinf(lh::upper_bound_seconds(39)));
-  EXPECT_TRUE(std::isinf(lh::upper_bound_seconds(1000)));
-  for (std::size_t i = 1; i + 1 < lh::kSlots; ++i) {
-    EXPECT_DOUBLE_EQ(lh::upper_bound_seconds(i), 2 * lh::upper_bound_seconds(i - 1)) << i;
-  }
-}
-
-// The kernel's slot function (shared header) against the bounds user space publishes: every
-// duration lies below its slot's bound and at or above the previous slot's.
-TEST(Log2Histogram, KernelSlotFunctionMatchesBounds) {
-  EXPECT_EQ(memdiag_stall_slot(0), 0u);
-  EXPECT_EQ(memdiag_stall_slot(1), 0u);
-  EXPECT_EQ(memdiag_stall_slot(UINT64_MAX), lh::kSlots - 1);
-  std::vector<std::uint64_t> samples = {0, 1, 2, 3, 999, 1000, 1024, 123456789, 1ull << 39, (1ull << 40) + 7};
-  for (std::size_t i = 0; i < 64; ++i) {
-    samples.push_back(1ull << i);
-    samples.push_back((1ull << i) - 1);
-    samples.push_back((1ull << i) + 1);
-  }
-  samples.push_back(UINT64_MAX);
-  for (std::uint64_t ns : samples) {
-    const std::size_t slot = memdiag_stall_slot(ns);
-    ASSERT_LT(slot, lh::kSlots);
-    if (slot + 1 < lh::kSlots) {
-      EXPECT_LT(ns, lh::upper_bound_ns(slot)) << ns;
-    }
-    if (slot > 0) {
-      EXPECT_GE(ns, lh::upper_bound_ns(slot - 1)) << ns;
-    }
-  }
-  for (std::size_t i = 0; i + 1 < lh::kSlots; ++i) {
-    EXPECT_EQ(memdiag_stall_slot(1ull << i), i);
-    EXPECT_EQ(memdiag_stall_slot((2ull << i) - 1), i);
-  }
-}
-
-TEST(Log2Histogram, CumulativeRunningSums) {
-  lh::Slots per_slot{};
-  per_slot[0] = 2;
-  per_slot[3] = 5;
-  per_slot[39] = 1;
-  const lh::Slots cum = lh::cumulative(per_slot);
-  EXPECT_EQ(cum[0], 2u);
-  EXPECT_EQ(cum[2], 2u);
-  EXPECT_EQ(cum[3], 7u);
-  EXPECT_EQ(cum[38], 7u);
-  EXPECT_EQ(cum[39], 8u);
-}
+// ---- Pure: names ----
 
 TEST(ReclaimStallProbe, NamesKindsAndModes) {
   EXPECT_EQ(to_string(StallKind::kMemcg), "memcg");
@@ -430,6 +374,195 @@ TEST_F(ReclaimStallLive, ClassicTracepointFallbackCountsToo) {
   ASSERT_TRUE(opened.ok()) << opened.error().message;
   EXPECT_EQ((*opened)->mode(), AttachMode::kTracepoint);
   expect_oom_victim_counted(**opened, unique_name("oom-tp"));
+}
+
+// ---- One unit at a time: a kernel without one kind's tracepoints traces the others ----
+
+// Makes the cgroup reclaim (the file workload) and waits for it to end.
+void run_file_workload(const ScratchMemcg& cg, const std::string& file) {
+  Child child(cg.path(), [&] { return file_workload(file); });
+  ASSERT_TRUE(child.started());
+  const int status = child.wait(120s);
+  ASSERT_NE(status, -1) << "workload did not finish within 120 s";
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "workload failed, status " << status;
+}
+
+constexpr std::string_view kThrottledMissingFromBtf =
+    "tp_btf: tracepoint mm_vmscan_throttled missing from kernel BTF (tp_btf cannot attach to it)";
+
+// Throttled made unavailable in both modes (its tp_btf programs fail libbpf's load exactly as
+// on a kernel before 5.16, its tracefs event is looked for under a name that does not exist):
+// it is reported with its reason, its programs are not in the kernel, and memcg reclaim is
+// still counted for the cgroup.
+TEST_F(ReclaimStallLive, AKindThatCannotAttachIsReportedAndTheOthersCount) {
+  TracefsMount tracefs;  // so the missing kind's fallback is tried, as on a node with tracefs
+  ProbeOptions options;
+  options.unavailable_for_test = {StallKind::kThrottled};
+  const auto start = std::chrono::steady_clock::now();
+  auto opened = ReclaimStallProbe::open(options);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  ReclaimStallProbe& probe = **opened;
+
+  const UnitAttachment& throttled = probe.kind(StallKind::kThrottled);
+  // Several loads: the whole object, each unit alone to find the one that fails, and again.
+  std::printf("  open with throttled missing: %.1f ms; %s\n",
+              std::chrono::duration<double, std::milli>(elapsed).count(), probe.not_attached().c_str());
+  EXPECT_FALSE(throttled.attached);
+  EXPECT_TRUE(throttled.reason.starts_with(kThrottledMissingFromBtf)) << throttled.reason;
+  if (tracefs.available()) {
+    EXPECT_NE(throttled.reason.find("; tracepoint: tracepoint vmscan:mm_vmscan_throttled"), std::string::npos)
+        << throttled.reason;
+  }
+  EXPECT_EQ(probe.not_attached(), "throttled (" + throttled.reason + ")");
+  for (StallKind kind : {StallKind::kDirect, StallKind::kMemcg, StallKind::kSoftLimit, StallKind::kCompaction}) {
+    EXPECT_TRUE(probe.kind(kind).attached) << to_string(kind) << ": " << probe.kind(kind).reason;
+    EXPECT_EQ(probe.kind(kind).mode, AttachMode::kTpBtf) << to_string(kind);
+  }
+  EXPECT_TRUE(probe.oom_victims().attached) << probe.oom_victims().reason;
+  EXPECT_EQ(probe.mode(), AttachMode::kTpBtf);
+  // In the kernel: begin and end of the four other kinds, and the OOM victim program.
+  auto stats = probe.program_stats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->size(), 9u);
+  for (const auto& program : *stats) EXPECT_EQ(program.name.find("throttled"), std::string::npos) << program.name;
+
+  ScratchMemcg cg(unique_name("one-missing"));
+  ASSERT_TRUE(cg.error().empty()) << cg.error();
+  FileGuard file{"/var/tmp/" + unique_name("one-missing") + ".dat"};
+  run_file_workload(cg, file.path);
+  if (HasFatalFailure()) return;
+
+  auto reading = probe.read();
+  ASSERT_TRUE(reading.ok()) << reading.error().message;
+  const StallHistogram* h = find_histogram(*reading, StallKind::kMemcg, cg.inode());
+  ASSERT_NE(h, nullptr) << "no memcg histogram for " << cg.path() << " with throttled unavailable";
+  print_histogram(*h);
+  EXPECT_GT(h->count, 0u);
+  for (const auto& histogram : reading->histograms) EXPECT_NE(histogram.kind, StallKind::kThrottled);
+}
+
+// Two kinds missing: each found in its own round (libbpf stops at the first program that
+// fails), both reported, the rest attached.
+TEST_F(ReclaimStallLive, TwoMissingKindsAreBothReported) {
+  ProbeOptions options;
+  options.unavailable_for_test = {StallKind::kDirect, StallKind::kThrottled};
+  options.allow_tracefs_fallback = false;
+  auto opened = ReclaimStallProbe::open(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  ReclaimStallProbe& probe = **opened;
+  EXPECT_EQ(probe.kind(StallKind::kDirect).reason,
+            "tp_btf: tracepoint mm_vmscan_direct_reclaim_begin missing from kernel BTF (tp_btf cannot attach to it) "
+            "(tracefs fallback disabled)");
+  EXPECT_EQ(probe.not_attached(), "direct (" + probe.kind(StallKind::kDirect).reason + "), throttled (" +
+                                      std::string(kThrottledMissingFromBtf) + " (tracefs fallback disabled))");
+  for (StallKind kind : {StallKind::kMemcg, StallKind::kSoftLimit, StallKind::kCompaction}) {
+    EXPECT_TRUE(probe.kind(kind).attached) << to_string(kind) << ": " << probe.kind(kind).reason;
+  }
+  EXPECT_TRUE(probe.oom_victims().attached);
+  auto stats = probe.program_stats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->size(), 7u);
+}
+
+// Every kind missing: the OOM victim program is a unit of its own and still attaches.
+TEST_F(ReclaimStallLive, WithEveryKindMissingOomVictimsAreStillTraced) {
+  ProbeOptions options;
+  for (std::size_t k = 0; k < kStallKindCount; ++k) options.unavailable_for_test.push_back(static_cast<StallKind>(k));
+  options.allow_tracefs_fallback = false;
+  auto opened = ReclaimStallProbe::open(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  EXPECT_TRUE((*opened)->oom_victims().attached);
+  for (std::size_t k = 0; k < kStallKindCount; ++k) EXPECT_FALSE((*opened)->kind(static_cast<StallKind>(k)).attached);
+}
+
+// Only memcg's tp_btf programs made unavailable: memcg alone falls back to its classic
+// tracepoints (and counts through them), every other kind stays on tp_btf, and the probe says
+// tracefs is in use.
+TEST_F(ReclaimStallLive, AKindWithoutTpBtfFallsBackAlone) {
+  TracefsMount tracefs;
+  if (!tracefs.available()) GTEST_SKIP() << "tracefs not mounted and mounting it failed: " << tracefs.error();
+  ProbeOptions options;
+  options.tp_btf_unavailable_for_test = {StallKind::kMemcg};
+  auto opened = ReclaimStallProbe::open(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  ReclaimStallProbe& probe = **opened;
+
+  ASSERT_TRUE(probe.kind(StallKind::kMemcg).attached) << probe.kind(StallKind::kMemcg).reason;
+  EXPECT_EQ(probe.kind(StallKind::kMemcg).mode, AttachMode::kTracepoint);
+  for (StallKind kind : {StallKind::kDirect, StallKind::kSoftLimit, StallKind::kCompaction, StallKind::kThrottled}) {
+    EXPECT_TRUE(probe.kind(kind).attached) << to_string(kind) << ": " << probe.kind(kind).reason;
+    EXPECT_EQ(probe.kind(kind).mode, AttachMode::kTpBtf) << to_string(kind);
+  }
+  EXPECT_EQ(probe.mode(), AttachMode::kTracepoint);  // tracefs is needed now
+  EXPECT_EQ(probe.not_attached(), "");
+
+  ScratchMemcg cg(unique_name("fallback"));
+  ASSERT_TRUE(cg.error().empty()) << cg.error();
+  FileGuard file{"/var/tmp/" + unique_name("fallback") + ".dat"};
+  run_file_workload(cg, file.path);
+  if (HasFatalFailure()) return;
+
+  auto reading = probe.read();
+  ASSERT_TRUE(reading.ok()) << reading.error().message;
+  const StallHistogram* h = find_histogram(*reading, StallKind::kMemcg, cg.inode());
+  ASSERT_NE(h, nullptr) << "no memcg histogram through the classic tracepoints";
+  print_histogram(*h);
+  EXPECT_GT(h->count, 0u);
+  EXPECT_EQ(std::accumulate(h->buckets.begin(), h->buckets.end(), std::uint64_t{0}), h->count);
+}
+
+// The same through the source and the exporter, as the daemon runs it: the missing kind is
+// said once in degraded() (the same text every time, so the sampler logs it once), the
+// snapshot and the exposition say which kinds are attached, and the cgroup's memcg stalls are
+// exported.
+TEST_F(ReclaimStallLive, TheSourceExportsWhichKindsAreAttached) {
+  ReclaimStallOptions options;
+  options.unavailable_for_test = {StallKind::kThrottled};
+  ReclaimStallSource source(KernelPaths{}, options);
+  auto probed = source.probe();
+  ASSERT_TRUE(probed.ok()) << probed.error().message;
+  const std::string degraded = source.degraded();
+  EXPECT_TRUE(degraded.starts_with("not traced on this kernel: throttled (" + std::string(kThrottledMissingFromBtf)))
+      << degraded;
+
+  ScratchMemcg cg(unique_name("source"));
+  ASSERT_TRUE(cg.error().empty()) << cg.error();
+  FileGuard file{"/var/tmp/" + unique_name("source") + ".dat"};
+  run_file_workload(cg, file.path);
+  if (HasFatalFailure()) return;
+
+  auto snapshot = std::make_shared<Snapshot>();
+  auto sampled = source.sample(*snapshot);
+  ASSERT_TRUE(sampled.ok()) << sampled.error().message;
+  EXPECT_EQ(source.degraded(), degraded);
+  ASSERT_TRUE(snapshot->reclaim_stall.has_value());
+  const ReclaimStallSection& section = *snapshot->reclaim_stall;
+  EXPECT_EQ(section.attach_mode, "tp_btf");
+  EXPECT_EQ(section.kind_modes[static_cast<std::size_t>(StallKind::kThrottled)], "");
+  EXPECT_EQ(section.kind_modes[static_cast<std::size_t>(StallKind::kMemcg)], "tp_btf");
+  EXPECT_EQ(section.oom_victims_mode, "tp_btf");
+  EXPECT_GT(section.node[static_cast<std::size_t>(StallKind::kMemcg)].count, 0u);
+  EXPECT_EQ(section.node[static_cast<std::size_t>(StallKind::kThrottled)].count, 0u);
+  const std::string cgroup = cg.path().substr(ScratchMemcg::root().size());
+  const auto exported = std::find_if(section.cgroups.begin(), section.cgroups.end(), [&](const CgroupStall& c) {
+    return c.cgroup == cgroup && c.kind == StallKind::kMemcg;
+  });
+  ASSERT_NE(exported, section.cgroups.end()) << "no memcg stalls exported for " << cgroup;
+  EXPECT_GT(exported->stall.count, 0u);
+
+  SnapshotStore store(1);
+  store.publish(snapshot);
+  prom::SnapshotCollector collector(store, {});
+  std::string text;
+  collector.render_text(text);
+  for (const char* line : {"memdiag_reclaim_stall_kind_attached{kind=\"throttled\",mode=\"none\"} 0\n",
+                           "memdiag_reclaim_stall_kind_attached{kind=\"memcg\",mode=\"tp_btf\"} 1\n",
+                           "memdiag_reclaim_stall_kind_attached{kind=\"direct\",mode=\"tp_btf\"} 1\n",
+                           "memdiag_oom_victims_attached{mode=\"tp_btf\"} 1\n",
+                           "memdiag_reclaim_stall_probe_info{mode=\"tp_btf\"} 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
 }
 
 }  // namespace

@@ -215,6 +215,8 @@ TEST(Exposition, FastTextEqualsPrometheusCppSerializerWithCgroups) {
 ReclaimStallSection stall_section() {
   ReclaimStallSection section;
   section.attach_mode = "tp_btf";
+  section.kind_modes = {"tp_btf", "tp_btf", "tp_btf", "tp_btf", ""};  // throttled missing (a kernel before 5.16)
+  section.oom_victims_mode = "tp_btf";
   StallDistribution d;
   d.slots[3] = 2;   // 8-16 ns: below the first bucket (1.024 us)
   d.slots[17] = 5;  // 131-262 us
@@ -223,7 +225,7 @@ ReclaimStallSection stall_section() {
   d.count = 9;
   d.sum_ns = 1'500'000;
   section.node[1] = d;
-  section.cgroups.push_back(CgroupStall{"/job \"a\"", 1, d});
+  section.cgroups.push_back(CgroupStall{"/job \"a\"", StallKind::kMemcg, d});
   section.oom_victims.push_back(CgroupOomVictims{"/job \"a\"", 2});
   section.node_oom_victims = 3;
   return section;
@@ -268,6 +270,9 @@ TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
   EXPECT_EQ(value("memdiag_oom_victims_total{" + c + "}"), 2);
   EXPECT_EQ(value("memdiag_oom_victims_node_total"), 3);
   EXPECT_EQ(value("memdiag_reclaim_stall_probe_info{mode=\"tp_btf\"}"), 1);
+  EXPECT_EQ(value("memdiag_reclaim_stall_kind_attached{kind=\"memcg\",mode=\"tp_btf\"}"), 1);
+  EXPECT_EQ(value("memdiag_reclaim_stall_kind_attached{kind=\"throttled\",mode=\"none\"}"), 0);
+  EXPECT_EQ(value("memdiag_oom_victims_attached{mode=\"tp_btf\"}"), 1);
   // 14 buckets per series: 13 bounds from ~1 us to ~17 s, then +Inf.
   std::size_t buckets = 0;
   for (std::size_t at = 0; (at = text.find("memdiag_reclaim_stall_seconds_bucket{", at)) != std::string::npos; ++at) {
