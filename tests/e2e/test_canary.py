@@ -23,11 +23,15 @@ def mean_fault_seconds(samples, cgroup):
     return None if not count else total / count
 
 
-def slow_fault_share(samples, cgroup, bound="6.5536e-05"):
-    """The share of the canary's page faults that took longer than `bound` seconds."""
+def slow_fault_share(samples, cgroup, bound="6.5536e-05", since=None):
+    """The share of the canary's page faults that took longer than `bound` seconds (since the
+    samples `since`, if given)."""
     labels = '{cgroup="%s",le="%s"}' % (cgroup, bound)
-    total = samples[("memdiag_canary_page_fault_seconds_count", '{cgroup="%s"}' % cgroup)]
-    return 1 - samples[("memdiag_canary_page_fault_seconds_bucket", labels)] / total
+    count = ("memdiag_canary_page_fault_seconds_count", '{cgroup="%s"}' % cgroup)
+    bucket = ("memdiag_canary_page_fault_seconds_bucket", labels)
+    total = samples[count] - (since[count] if since else 0)
+    fast = samples[bucket] - (since[bucket] if since else 0)
+    return 1 - fast / total
 
 
 def node_psi_full_avg10():
@@ -52,6 +56,7 @@ def own_memory_cgroup(pid):
 
 
 class CanaryTest(unittest.TestCase):
+    WINDOWS = 20  # of the reclaiming-cgroup comparison
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="memdiag-canary-", dir="/var/tmp")
         self.config = os.path.join(self.tmp, "memdiagd.yaml")
@@ -200,23 +205,38 @@ class CanaryTest(unittest.TestCase):
         with Daemon("--config", self.config) as d:
             d.wait_ready()
 
-            def enough():
-                s = d.samples()
-                counts = [s.get(("memdiag_canary_cycles_total", '{cgroup="%s"}' % c.path), 0) for c in (idle, busy)]
-                return s if min(counts) >= 12 else None
+            def cycles(s):
+                return [s.get(("memdiag_canary_cycles_total", '{cgroup="%s"}' % c.path), 0) for c in (idle, busy)]
 
-            s = wait_for(enough, timeout=60)
+            s = wait_for(lambda: (lambda s: s if min(cycles(s)) >= 3 else None)(d.samples()), timeout=60)
             self.assertIsNotNone(s, [l for l in d.scrape().splitlines() if "canary" in l and "bucket" not in l])
             for c in (idle, busy):
                 self.assertEqual(s[("memdiag_canary_running", '{cgroup="%s"}' % c.path)], 1)
-                self.assertEqual(s[("memdiag_canary_failures_total", '{cgroup="%s"}' % c.path)], 0)
             # Charging a page to a cgroup at its limit reclaims first; with dirty pages that waits
-            # for writeback, which shows in the tail: the share of faults slower than 65.5 us. The
-            # mean is a poor measure on a shared 2-CPU machine: a few faults preempted for tens of
-            # ms weigh on it in both cgroups alike.
-            idle_slow, busy_slow = (slow_fault_share(s, c.path) for c in (idle, busy))
-            self.assertGreater(busy_slow, idle_slow * 1.5,
-                               "faults over 65.5 us: busy %.3f%%, idle %.3f%%" % (busy_slow * 100, idle_slow * 100))
+            # for writeback, which shows in the tail: the share of faults slower than 65.5 us.
+            # Both canaries also lose faults to preemption on this 2-CPU machine, and how much
+            # varies from run to run more than the effect itself (the tail is ~0.5-1 % idle,
+            # ~1-1.8 % busy). So the two are compared window by window, each window taken at
+            # the same time for both, and the busy canary must be slower in most windows: a
+            # sign test, 14 of 20 windows or more (p = 0.058 if there were no difference; in 50
+            # windows of 5 runs here the busy one was slower in 46).
+            windows = []
+            previous = s
+            while len(windows) < self.WINDOWS:
+                deadline = time.monotonic() + 30
+                while True:
+                    time.sleep(0.5)
+                    now = d.samples()
+                    if min(a - b for a, b in zip(cycles(now), cycles(previous))) >= 5:
+                        break
+                    self.assertLess(time.monotonic(), deadline, "the canaries stopped cycling")
+                windows.append(tuple(slow_fault_share(now, c.path, since=previous) for c in (idle, busy)))
+                previous = now
+            for c in (idle, busy):
+                self.assertEqual(now[("memdiag_canary_failures_total", '{cgroup="%s"}' % c.path)], 0)
+            slower = sum(1 for idle_slow, busy_slow in windows if busy_slow > idle_slow)
+            self.assertGreaterEqual(slower, 14, "faults over 65.5 us per window (idle, busy): %s" %
+                                    ", ".join("(%.2f%%, %.2f%%)" % (a * 100, b * 100) for a, b in windows))
             # The children really ran in those cgroups: their faults were charged there.
             with open(busy.v1 + "/memory.failcnt") as f:
                 self.assertGreater(int(f.read()), 0)
