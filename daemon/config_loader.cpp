@@ -143,10 +143,9 @@ class Loader {
     expect_map(node, "sampler");
     for_each_key(node, "sampler", {"interval", "ring"}, [&](const std::string& key, const YAML::Node& value) {
       if (key == "interval") {
-        auto interval = parse_duration(scalar(value, "sampler.interval"));
-        if (!interval) refuse(value, "sampler.interval", interval.error().message);
-        check(check_interval(*interval), value, "sampler.interval");
-        config.interval = *interval;
+        const auto interval = take(YamlOptionValue(value).duration(), value, "sampler.interval");
+        check(check_interval(interval), value, "sampler.interval");
+        config.interval = interval;
       } else {
         const long long ring = integer(value, "sampler.ring");
         check(check_ring(ring), value, "sampler.ring");

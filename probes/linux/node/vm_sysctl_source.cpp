@@ -42,10 +42,11 @@ Status VmSysctlSource::sample(Snapshot& out) {
       return st;
     }
     last_ = std::move(section);
+    last_policy_ = overcommit_policy_from(*last_);  // only when the values were read again
     last_read_ = now;
   }
   out.vm_sysctl = *last_;
-  out.overcommit_policy = overcommit_policy_from(*last_);
+  out.overcommit_policy = last_policy_;
   return Ok{};
 }
 

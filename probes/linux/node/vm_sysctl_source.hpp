@@ -35,6 +35,7 @@ class VmSysctlSource final : public Source {
   std::vector<KernelFile> files_;  // parallel to known_sysctls()
   std::chrono::milliseconds refresh_interval_;
   std::optional<VmSysctlSection> last_;
+  std::optional<OvercommitPolicy> last_policy_;  // derived from last_
   std::chrono::steady_clock::time_point last_read_;
 };
 
