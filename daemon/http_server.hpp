@@ -1,23 +1,22 @@
-// The HTTP face of the daemon: /metrics, /healthz and an index at /. Built on civetweb (the
-// server prometheus-cpp itself uses) so that we own the handlers and can add endpoints.
+// The HTTP face of the daemon: /metrics, /healthz and an index at / (daemon/http/endpoints.hpp),
+// served by the daemon's own event-loop server (daemon/http/server.hpp) on one listen address.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 
+#include "daemon/http/endpoints.hpp"
 #include "probes/core/expected.hpp"
-
-class CivetServer;
 
 namespace memdiag {
 
+namespace http {
+class Server;
+}
+
 class HttpServer {
  public:
-  struct Handlers {
-    std::function<void(std::string&)> render_metrics;  // appends the text exposition
-    std::function<bool()> healthy;  // sampler alive?
-  };
+  using Handlers = http::Handlers;
 
   // Binds and starts serving; a taken port or bad address is an error value with the reason.
   static Expected<std::unique_ptr<HttpServer>> start(const std::string& listen_address, Handlers handlers);
@@ -27,8 +26,7 @@ class HttpServer {
 
  private:
   HttpServer() = default;
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<http::Server> server_;
   std::string listen_address_;
 };
 

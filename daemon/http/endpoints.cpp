@@ -1,0 +1,43 @@
+#include "daemon/http/endpoints.hpp"
+
+#include "exporters/prometheus/exposition.hpp"
+
+namespace memdiag::http {
+namespace {
+
+constexpr std::string_view kIndex =
+    "<html><head><title>memdiagd</title></head><body><h1>memdiagd</h1>"
+    "<ul><li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/healthz\">/healthz</a></li></ul>"
+    "</body></html>\n";
+
+}  // namespace
+
+WireResponse respond(const RequestHead& request, const Handlers& handlers) {
+  // A request body is never read: answer, then close, so its bytes are not taken for the
+  // next request.
+  const bool close = !request.keep_alive || request.has_body;
+  const bool head_only = request.method == "HEAD";
+  if (request.method != "GET" && !head_only) {
+    return text_response({.status = 405, .close = close, .allow = "GET, HEAD"}, "only GET and HEAD are served\n");
+  }
+  if (request.path == "/metrics") {
+    std::string buffer = body_buffer();
+    handlers.render_metrics(buffer);
+    return finish_response(std::move(buffer), {.content_type = prom::kExpositionContentType, .close = close},
+                           head_only);
+  }
+  if (request.path == "/healthz") {
+    if (handlers.healthy()) return text_response({.close = close}, "ok\n", head_only);
+    return text_response({.status = 503, .close = close}, "sampler stuck: no sample completed recently\n", head_only);
+  }
+  if (request.path == "/") {
+    return text_response({.content_type = "text/html; charset=utf-8", .close = close}, kIndex, head_only);
+  }
+  return text_response({.status = 404, .close = close}, "not found\n", head_only);
+}
+
+WireResponse refuse(const HeadError& error) {
+  return text_response({.status = error.status, .close = true}, error.message + "\n");
+}
+
+}  // namespace memdiag::http

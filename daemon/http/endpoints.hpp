@@ -1,0 +1,27 @@
+// What the daemon answers, by path: /metrics (the text exposition), /healthz (200 while the
+// sampler keeps sampling, 503 when it is stuck), / (an index), 404 elsewhere; GET and HEAD
+// only. Separate from the connection handling so that auth (or anything else per request)
+// can sit in front of it without touching the event loop.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "daemon/http/request_head.hpp"
+#include "daemon/http/response.hpp"
+
+namespace memdiag::http {
+
+struct Handlers {
+  std::function<void(std::string&)> render_metrics;  // appends the text exposition
+  std::function<bool()> healthy;                     // sampler alive?
+};
+
+// The response to one parsed request.
+WireResponse respond(const RequestHead& request, const Handlers& handlers);
+
+// The response to a head that was refused (400, 431, 505): closes the connection, since what
+// follows the refused bytes cannot be trusted to start a request.
+WireResponse refuse(const HeadError& error);
+
+}  // namespace memdiag::http

@@ -1,0 +1,16 @@
+// The listening socket for web.listen_address: "HOST:PORT" (an IPv4 address, "[IPv6]" or a
+// host name), or ":PORT" for every IPv4 interface. Errors are values naming the address and
+// the reason ("cannot listen on 127.0.0.1:9842: Address already in use").
+#pragma once
+
+#include <string>
+
+#include "daemon/http/unique_fd.hpp"
+#include "probes/core/expected.hpp"
+
+namespace memdiag::http {
+
+// A bound, listening, non-blocking socket.
+Expected<UniqueFd> listen_on(const std::string& address);
+
+}  // namespace memdiag::http

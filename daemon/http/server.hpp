@@ -1,0 +1,39 @@
+// The HTTP server's event loop: one thread, epoll over the listening socket and every
+// connection, non-blocking throughout. A connection costs a descriptor and a small buffer,
+// never a thread, so clients that connect and send nothing (or half a request) cannot starve
+// the ones that ask for /metrics; each has a deadline (server_limits.hpp), and at the
+// connection cap the oldest unfinished one is dropped for the newcomer.
+//
+// Responses are made in the loop thread: /metrics renders the latest snapshot (~50 us; a few
+// ms with hundreds of cgroups), and a thread hand-off would cost about as much as it saves.
+// Sending is non-blocking, so a client that reads slowly delays nobody.
+#pragma once
+
+#include <memory>
+#include <thread>
+
+#include "daemon/http/endpoints.hpp"
+#include "daemon/http/server_limits.hpp"
+#include "daemon/http/unique_fd.hpp"
+#include "probes/core/expected.hpp"
+
+namespace memdiag::http {
+
+class Server {
+ public:
+  // Serves `listener` (a listening socket, listener.hpp) on a thread of its own until
+  // destroyed; the destructor stops the loop and closes every connection.
+  static Expected<std::unique_ptr<Server>> start(UniqueFd listener, Handlers handlers, ServerLimits limits);
+  ~Server();
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+ private:
+  struct Loop;
+  explicit Server(std::unique_ptr<Loop> loop);
+  std::unique_ptr<Loop> loop_;
+  std::thread thread_;
+};
+
+}  // namespace memdiag::http

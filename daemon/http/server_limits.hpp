@@ -1,0 +1,36 @@
+// The HTTP server's limits, and why each has its value. Together they bound what a client
+// can hold without sending a request: a descriptor and a small buffer, for at most
+// header_timeout, and never a scraper's place.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace memdiag::http {
+
+struct ServerLimits {
+  // From accepting a connection (or the first byte of a later request on it) to the end of
+  // its request head. Prometheus sends its whole head in one packet right after connecting;
+  // 10 s forgives a very slow network, and bytes trickled in do not extend it.
+  std::chrono::milliseconds header_timeout{10'000};
+  // A kept-alive connection may wait this long for its next request: longer than the usual
+  // scrape intervals (15 s-1 m) so Prometheus reuses it, and it costs no thread meanwhile.
+  std::chrono::milliseconds keep_alive_timeout{120'000};
+  // A response must be taken by the client within this; one that stops reading is dropped.
+  std::chrono::milliseconds write_timeout{30'000};
+  // After answering with "Connection: close" (or refusing), unread input is drained this
+  // long before closing, so the kernel does not reset the connection under the answer.
+  std::chrono::milliseconds linger{2'000};
+  // A request head longer than this is refused with 431. Prometheus' is ~300 bytes.
+  std::size_t max_head_bytes = 8192;
+  // Connections held at once. At the cap a new connection is let in and an old one that has
+  // not completed a request dropped (connection_eviction.hpp), so a scraper always gets in.
+  std::size_t max_connections = 512;
+};
+
+// The cap the descriptor limit allows: max_connections at most a quarter of RLIMIT_NOFILE's
+// soft limit (the cgroup source may hold up to half of it open; eBPF maps, eventfds and the
+// canary need some), and at least 16.
+std::size_t connection_cap(std::size_t wanted, unsigned long long descriptor_limit);
+
+}  // namespace memdiag::http

@@ -1,0 +1,37 @@
+// The byte stream under one HTTP connection: a non-blocking TCP socket. The connection reads,
+// writes and half-closes only through these calls, so TLS (issue 16) can come in as another
+// stream over the same socket without the parsing or the event loop changing.
+#pragma once
+
+#include <cstddef>
+
+#include "daemon/http/unique_fd.hpp"
+
+namespace memdiag::http {
+
+enum class IoStatus {
+  kDone,        // `bytes` moved (at least one)
+  kWouldBlock,  // nothing now; wait for readiness
+  kEnd,         // the peer closed its side (read) or the connection is gone (write)
+};
+
+struct IoResult {
+  IoStatus status = IoStatus::kDone;
+  std::size_t bytes = 0;
+};
+
+class SocketStream {
+ public:
+  explicit SocketStream(UniqueFd fd) : fd_(std::move(fd)) {}
+
+  IoResult read(char* into, std::size_t size);
+  IoResult write(const char* from, std::size_t size);
+  // No more bytes from us (FIN after what was written); reading goes on.
+  void shutdown_write();
+  int fd() const { return fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+};
+
+}  // namespace memdiag::http
