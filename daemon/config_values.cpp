@@ -49,7 +49,7 @@ Status check_listen_address(std::string_view address) {
   }
   if (!host.empty() && host.front() == '[') {
     if (host.back() != ']' || host.size() < 3) return make_error("IPv6 host must be in brackets, got " + shown);
-    // Anything else between the brackets would reach civetweb's comma-separated port list.
+    // Only an IPv6 literal between the brackets: the listener resolves nothing else there.
     const std::string v6(host.substr(1, host.size() - 2));
     for (char c : v6) {  // also keeps an embedded NUL from cutting the string short for inet_pton
       const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');

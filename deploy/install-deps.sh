@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake ninja-build pkg-config git
-  libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev libcivetweb-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end

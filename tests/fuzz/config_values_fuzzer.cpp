@@ -27,10 +27,9 @@ void check_duration(std::string_view s) {
   FUZZ_CHECK(unit == "ms" || unit == "s" || unit == "m" || unit == "h");
 }
 
-// Accepted addresses go verbatim into civetweb's listening_ports, which is a comma-separated
-// list of "[IP:]PORT[s|r]" entries: they must be one entry (no ','), printable without spaces,
-// and end in ":PORT" with a decimal port in 1..65535 (no 's'/'r' suffix switching on TLS or
-// redirects).
+// Accepted addresses go verbatim to the listener (daemon/http/listener.cpp), which splits them
+// at the last ':' and resolves the host: they must be one address (no ','), printable without
+// spaces, and end in ":PORT" with a decimal port in 1..65535 (no suffix of any kind).
 void check_address(std::string_view s) {
   const auto st = memdiag::check_listen_address(s);
   if (!st) {

@@ -220,7 +220,7 @@ TEST(ListenAddress, Forms) {
   EXPECT_FALSE(check_listen_address("host:port"));
   EXPECT_FALSE(check_listen_address("[::1:9842"));
   EXPECT_FALSE(check_listen_address("[\x91:1]:9842"));                 // found by fuzz_config_values
-  EXPECT_FALSE(check_listen_address("[::1]:9842,0.0.0.0:9843]:9842"));  // would be two civetweb ports
+  EXPECT_FALSE(check_listen_address("[::1]:9842,0.0.0.0:9843]:9842"));  // two addresses in one
   EXPECT_FALSE(check_listen_address("a b:80"));
 }
 
