@@ -16,7 +16,8 @@ enum class Standing {
   kNoRequestYet,  // connected but never completed a request head
   kIdle,          // served, kept alive, waiting for the next request
   kPartialHead,   // served, now in the middle of the next request head
-  kResponding,    // sending a response: never dropped for a newcomer
+  kResponding,    // sending a response the client is slow to take: dropped only when every
+                  // connection is (else clients that ask and never read would hold the cap)
 };
 
 struct EvictionCandidate {
@@ -27,7 +28,7 @@ struct EvictionCandidate {
 inline constexpr std::size_t kNoEviction = static_cast<std::size_t>(-1);
 
 // Index of the candidate to drop: the earliest standing in the order above, the oldest
-// within it; kNoEviction when every one is responding.
+// within it; kNoEviction when there is none.
 std::size_t choose_eviction(const std::vector<EvictionCandidate>& candidates);
 
 }  // namespace memdiag::http

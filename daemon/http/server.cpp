@@ -111,7 +111,7 @@ void Server::Loop::accept_new(Clock::time_point now) {
                      limits.max_connections);
         said_cap = true;
       }
-      if (!evict_one(fd)) remove(fd);  // every other one is being answered: this one waits its turn elsewhere
+      evict_one(fd);
     }
   }
 }

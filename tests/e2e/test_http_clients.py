@@ -34,12 +34,16 @@ class HeldConnections:
     held open until the block ends. A server that stops accepting leaves the rest unopened
     (`refused` counts them): the scrapes then show what that does to Prometheus."""
 
-    def __init__(self, port, count, first_bytes=HALF_REQUEST):
+    def __init__(self, port, count, first_bytes=HALF_REQUEST, receive_buffer=None):
         self.sockets = []
         self.refused = 0
         for _ in range(count):
             try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=1)
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                if receive_buffer:  # before connecting: it sets the window the daemon sees
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+                s.settimeout(1)
+                s.connect(("127.0.0.1", port))
                 s.sendall(first_bytes)
                 self.sockets.append(s)
             except OSError:
@@ -113,6 +117,17 @@ class IdleAndSlowClients(unittest.TestCase):
                 # ones opened are still being waited for.
                 self.assertTrue(all(held.closed_by_server(s) for s in held.sockets[:50]))
                 self.assertFalse(any(held.closed_by_server(s) for s in held.sockets[-50:]))
+
+    def test_clients_that_ask_and_never_read_do_not_keep_scrapes_out(self):
+        """More connections than the cap, each asking for /metrics and never reading the answer
+        (a tiny receive window, so the daemon cannot hand it all to the kernel at once)."""
+        with Daemon() as d:
+            d.wait_ready()
+            with HeldConnections(d.port, MAX_CONNECTIONS + 20, b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
+                                 receive_buffer=4096) as held:
+                self.assertEqual(held.refused, 0)
+                self.assert_scrapes_succeed(d.port)
+            self.assertIsNone(d.proc.poll(), d.logs())
 
     def test_a_request_head_not_finished_in_time_is_closed(self):
         with Daemon() as d:

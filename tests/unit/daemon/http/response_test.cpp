@@ -91,11 +91,12 @@ TEST_F(Endpoints, OtherMethodsAndBodiesAndHttp10Close) {
   EXPECT_TRUE(r.close);
 }
 
-TEST(ConnectionEviction, OldestWithoutARequestFirstNeverOneResponding) {
+TEST(ConnectionEviction, OldestWithoutARequestFirstOneRespondingLast) {
   using std::chrono::seconds;
   const auto t = std::chrono::steady_clock::time_point{} + seconds(100);
   EXPECT_EQ(choose_eviction({}), kNoEviction);
-  EXPECT_EQ(choose_eviction({{Standing::kResponding, t}, {Standing::kResponding, t - seconds(50)}}), kNoEviction);
+  // Clients that ask and never read must not hold the cap either: the longest stalled goes.
+  EXPECT_EQ(choose_eviction({{Standing::kResponding, t}, {Standing::kResponding, t - seconds(50)}}), 1u);
   // Among connections that never completed a request, the oldest goes.
   EXPECT_EQ(choose_eviction({{Standing::kNoRequestYet, t}, {Standing::kNoRequestYet, t - seconds(5)},
                              {Standing::kNoRequestYet, t - seconds(1)}}),
