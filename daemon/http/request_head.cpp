@@ -121,7 +121,7 @@ Expected<RequestHead, HeadError> parse_request_head(std::string_view head) {
     return bad("malformed HTTP version");
   }
   if (version[5] != '1') return HeadError{505, "only HTTP/1.0 and HTTP/1.1 are served"};
-  parsed.minor_version = version[7] - '0';
+  parsed.minor_version = version[7] == '0' ? 0 : 1;  // a later 1.x is answered as 1.1 (RFC 9110 2.5)
   auto path = path_of(parsed.target);
   if (!path) return path.error();
   parsed.path = *path;

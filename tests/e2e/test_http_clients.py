@@ -120,7 +120,10 @@ class IdleAndSlowClients(unittest.TestCase):
 
     def test_clients_that_ask_and_never_read_do_not_keep_scrapes_out(self):
         """More connections than the cap, each asking for /metrics and never reading the answer
-        (a tiny receive window, so the daemon cannot hand it all to the kernel at once)."""
+        (with a tiny receive window). Linux takes the whole exposition into the socket's send
+        buffer (it grows to 4 MiB), so these end up idle kept-alive connections, dropped as such
+        at the cap; dropping a response that stalls in the daemon itself, when nothing else can
+        go, is in the unit tests (ConnectionEviction)."""
         with Daemon() as d:
             d.wait_ready()
             with HeldConnections(d.port, MAX_CONNECTIONS + 20, b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",

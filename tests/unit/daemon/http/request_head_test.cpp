@@ -123,6 +123,10 @@ TEST(ParseRequestHead, RefusesMalformedHeadsWith400) {
   }
 }
 
+TEST(ParseRequestHead, ALaterMinorVersionIsHttp11) {
+  EXPECT_EQ(parse_request_head("GET / HTTP/1.3\r\n\r\n")->minor_version, 1);
+}
+
 TEST(ParseRequestHead, RefusesOtherHttpVersionsWith505) {
   EXPECT_EQ(parse_request_head("GET / HTTP/2.0\r\n\r\n").error().status, 505);
   EXPECT_EQ(parse_request_head("GET / HTTP/0.9\r\n\r\n").error().status, 505);
