@@ -202,6 +202,13 @@ bool Sampler::healthy() const {
   return steady_now_ns() - heartbeat_ns_.load(std::memory_order_relaxed) < limit_ns;
 }
 
+std::vector<const Source*> Sampler::running_sources() const {
+  std::vector<const Source*> running;
+  running.reserve(slots_.size());
+  for (const Slot& slot : slots_) running.push_back(slot.source.get());
+  return running;
+}
+
 std::chrono::milliseconds Sampler::interval() const { return std::chrono::milliseconds(interval_ms_.load()); }
 
 }  // namespace memdiag

@@ -44,6 +44,10 @@ class Sampler {
   // sample. A plan not applied yet is replaced; what it would have started counts as running.
   void reconfigure(std::vector<SourcePlan> plan, std::chrono::milliseconds interval);
 
+  // The running instances, in sampling order: which object samples each source, for tests of
+  // what a reload keeps. Only while the sampling thread is not running (before start, after stop).
+  std::vector<const Source*> running_sources() const;
+
   // True while samples keep completing on time.
   bool healthy() const;
   std::chrono::milliseconds interval() const;

@@ -18,6 +18,8 @@ packages=(
   g++-mingw-w64-x86-64-posix
   # systemd-analyze verifies the shipped unit (tests/e2e/test_deploy.py)
   systemd
+  # the daemon without CAP_BPF/CAP_PERFMON, its bpf() calls counted (tests/e2e/test_bpf_privileges.py)
+  libcap2-bin strace
   # the other allocators memdiag-alloc-bench compares memdiag's with (LD_PRELOAD)
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
 )

@@ -66,6 +66,13 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
               "Cgroups with v1 pressure_level and OOM eventfds registered (sources.cgroup.max_watched).",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.watched));
+  if (section.oom_notifications) {
+    sink.family("memdiag_cgroups_oom_notifications_total",
+                "OOM notifications counted on any watched cgroup (memdiag_cgroup_oom_notifications_total), also "
+                "on cgroups removed or no longer watched since, such as one removed right after its OOM.",
+                MetricType::Counter);
+    sink.sample({}, static_cast<double>(*section.oom_notifications));
+  }
   sink.family("memdiag_cgroup_malformed_files", "Cgroup files present but unparsable in the last sample.",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.malformed_files));

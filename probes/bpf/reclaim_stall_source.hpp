@@ -8,15 +8,19 @@
 // says why; it tries again at most once a minute, since loading costs tens of milliseconds and
 // such reasons rarely go away by themselves. A kind whose tracepoints this kernel lacks is not
 // traced while the others are: degraded() names it with its reason.
+//
+// What is done with a reading (naming, cap, retention, folding) is StallAttribution's.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "probes/bpf/bpf_factories.hpp"
 #include "probes/bpf/reclaim_stall_probe.hpp"
+#include "probes/bpf/stall_attribution.hpp"
 #include "probes/core/kernel_paths.hpp"
 #include "probes/core/source.hpp"
 #include "probes/linux/cgroup/cgroup_hierarchy.hpp"
@@ -30,27 +34,30 @@ class ReclaimStallSource final : public Source {
  public:
   static constexpr std::chrono::seconds kRetryLoadAfter{60};
 
-  ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options);
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+  // `now` is the steady clock; tests pass one they move by hand.
+  ReclaimStallSource(const KernelPaths& paths, const ReclaimStallOptions& options,
+                     Clock now = std::chrono::steady_clock::now);
   std::string_view name() const override { return "reclaim_stall"; }
   Status probe() override;
   Status sample(Snapshot& out) override;
   std::string degraded() const override { return degraded_; }
+  // How many times loading the probe was tried: at most one more per kRetryLoadAfter.
+  std::uint64_t load_attempts() const { return load_attempts_; }
 
  private:
-  // Forgets a cgroup id in the kernel maps, keeping its counts in the node totals.
-  void retire(std::uint64_t id, const ReclaimStallReading& reading);
-
   KernelPaths paths_;
   ReclaimStallOptions options_;
   KernelFile mountinfo_;
   std::optional<MemoryHierarchy> hierarchy_;  // none: only node totals
   CgroupIdMap ids_;
   std::unique_ptr<ReclaimStallProbe> probe_;
+  StallAttribution attribution_;
+  Clock now_;
   std::optional<Error> load_failure_;
   std::chrono::steady_clock::time_point load_failed_at_;
-  // Counts of forgotten cgroups, still part of the node totals.
-  std::array<StallDistribution, kStallKindCount> retired_{};
-  std::uint64_t retired_victims_ = 0;
+  std::uint64_t load_attempts_ = 0;
   std::string degraded_;
 };
 

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import MEMDIAGD, REPO, run
+from harness import MEMDIAGD, REPO, Daemon, free_port, run, wait_for
 
 DEPLOY = os.path.join(REPO, "deploy")
 RULES = os.path.join(DEPLOY, "prometheus", "memdiag-alerts.yml")
@@ -77,6 +77,75 @@ class SystemdUnit(unittest.TestCase):
         """The check above can fail: systemd-analyze complains about a bad value."""
         rc, out = self.verify(self.installed_here().replace("Restart=on-failure", "Restart=sometimes"))
         self.assertIn("restart specifier", out)
+
+
+def unit_directives(text, section):
+    """{key: [values]} of one section of a unit file, as systemd reads it (later lines add)."""
+    directives, current = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            current = line.strip("[]")
+        elif current == section:
+            key, _, value = line.partition("=")
+            directives.setdefault(key.strip(), []).append(value.strip())
+    return directives
+
+
+@unittest.skipUnless(shutil.which("systemd-analyze"), "needs systemd-analyze")
+class SystemdRestartAndReload(unittest.TestCase):
+    """What the unit promises about restarts and reloads, held against what the daemon does.
+
+    Not run as a real unit: this machine (and the CI container) has no systemd as PID 1
+    (`ps -p 1` is the container's init), so systemd-run has no manager to talk to. What can be
+    checked here is checked: the unit verifies (SystemdUnit above), its directives are the ones
+    the README describes, the daemon's exit code for a bad config is the one the unit does not
+    restart on, and the unit's ExecReload command, run as systemd would run it, reloads it."""
+
+    def service(self):
+        with open(UNIT) as f:
+            return unit_directives(f.read(), "Service")
+
+    def test_a_bad_config_exits_with_the_status_the_unit_does_not_restart_on(self):
+        service = self.service()
+        self.assertEqual(service.get("Restart"), ["on-failure"])
+        self.assertEqual(service.get("RestartPreventExitStatus"), ["2"])
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "memdiagd.yaml")
+            with open(bad, "w") as f:
+                f.write("sampler: {interval: sometimes}\n")
+            p = run("--config", bad, "--web.listen-address", "127.0.0.1:%d" % free_port())
+        self.assertEqual(p.returncode, int(service["RestartPreventExitStatus"][0]), p.stderr)
+        self.assertIn("sampler.interval", p.stderr)
+        # A failure the unit does restart on (the address taken) is another status.
+        with Daemon() as holder:
+            holder.wait_ready()
+            p = run("--web.listen-address", holder.address)
+        self.assertEqual(p.returncode, 1, p.stderr)
+
+    def test_exec_reload_reloads_the_daemon(self):
+        reload = self.service().get("ExecReload")
+        self.assertEqual(reload, ["/bin/kill -HUP $MAINPID"])
+        with tempfile.TemporaryDirectory() as tmp:
+            config = os.path.join(tmp, "memdiagd.yaml")
+            port = free_port()
+            listen = 'web: {listen_address: "127.0.0.1:%d"}\nsampler: {interval: 200ms}\n' % port
+            with open(config, "w") as f:
+                f.write(listen)
+            with Daemon("--config", config, port=port, listen_flag=False) as d:
+                d.wait_ready()
+                self.assertIn(("memdiag_vmstat_pgfault_total", ""), d.samples())
+                with open(config, "w") as f:
+                    f.write(listen + "sources: {vmstat: {enabled: false}}\n")
+                # systemd substitutes $MAINPID and runs the command line as given.
+                argv = reload[0].replace("$MAINPID", str(d.proc.pid)).split()
+                self.assertEqual(subprocess.run(argv, timeout=10).returncode, 0)
+                self.assertTrue(wait_for(lambda: "SIGHUP: reloaded" in d.logs()), d.logs())
+                self.assertTrue(wait_for(lambda: ("memdiag_vmstat_pgfault_total", "") not in d.samples()))
+                self.assertIsNone(d.proc.poll(), "a reload must not stop the daemon")
+                self.assertEqual(d.stop(), 0)
 
 
 if __name__ == "__main__":

@@ -152,6 +152,11 @@ std::size_t CgroupEventWatcher::watched() const {
   return registrations_.size();
 }
 
+std::uint64_t CgroupEventWatcher::oom_total() const {
+  std::lock_guard lock(mutex_);
+  return oom_total_;
+}
+
 CgroupEventWatcher::Registration* CgroupEventWatcher::find(std::uint64_t id) {
   for (auto& [dir, reg] : registrations_) {
     if (reg->id == id) return reg.get();
@@ -169,6 +174,7 @@ void CgroupEventWatcher::take_v1(Registration& reg, std::size_t signal) {
     reg.counts.pressure[signal] += value;
   } else {
     reg.counts.oom += value;
+    oom_total_ += value;
   }
 }
 
@@ -180,7 +186,10 @@ void CgroupEventWatcher::take_v2(Registration& reg) {
   if (!parse_flat_keyed(*text, keyed)) return;
   for (const auto& kv : keyed) {
     if (kv.name != "oom") continue;
-    if (reg.last_oom && kv.value > *reg.last_oom) reg.counts.oom += kv.value - *reg.last_oom;
+    if (reg.last_oom && kv.value > *reg.last_oom) {
+      reg.counts.oom += kv.value - *reg.last_oom;
+      oom_total_ += kv.value - *reg.last_oom;
+    }
     reg.last_oom = kv.value;
   }
 }

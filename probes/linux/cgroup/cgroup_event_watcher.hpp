@@ -45,6 +45,10 @@ class CgroupEventWatcher {
   std::optional<CgroupNotifications> counts(const std::string& dir) const;
 
   std::size_t watched() const;
+  // Every OOM notification counted since the watcher started, on any cgroup, also those no
+  // longer watched: a cgroup removed right after its OOM (before the next sample could export
+  // its own count) still adds here.
+  std::uint64_t oom_total() const;
   Kind kind() const { return kind_; }
 
  private:
@@ -68,6 +72,7 @@ class CgroupEventWatcher {
   mutable std::mutex mutex_;
   std::uint64_t next_id_ = 1;  // of registrations; under mutex_
   std::map<std::string, std::unique_ptr<Registration>> registrations_;
+  std::uint64_t oom_total_ = 0;  // under mutex_
   std::thread thread_;
 };
 

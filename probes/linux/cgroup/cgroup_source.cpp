@@ -140,6 +140,7 @@ Status CgroupSource::sample(Snapshot& out) {
     watcher_->watch(dirs);
     for (std::size_t i = 0; i < dirs.size(); ++i) section.cgroups[i].notifications = watcher_->counts(dirs[i]);
     section.watched = watcher_->watched();
+    section.oom_notifications = watcher_->oom_total();
   }
   first_malformed_ = section.first_malformed;
   out.cgroups = std::move(section);
