@@ -164,7 +164,11 @@ std::vector<std::pair<std::string, double>> exposition_lines(const std::string& 
 }
 
 // Holds the fast text to prometheus-cpp's Collect() + TextSerializer, line by line; returns
-// the number of lines.
+// the number of lines. Both are fed by the same render() of the snapshot, so this proves only
+// that the two serialisations agree (escaping, number formatting, ordering): a wrong name,
+// unit or value would be wrong in both alike. That names and values are right is checked
+// against the fixture files by an independent reader, tests/e2e/fixture_oracle.py (run by
+// tests/e2e/test_goldens.py).
 std::size_t expect_same_as_prometheus_cpp(const std::string& fast, const SnapshotCollector& collector) {
   const auto a = exposition_lines(fast);
   const auto b = exposition_lines(render_exposition(collector));
