@@ -97,7 +97,7 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 found = [r for g in groups for r in g["rules"]]
                 return found if found and all(r.get("lastEvaluation", "").startswith("2") and
                                               not r["lastEvaluation"].startswith("0001") for r in found) else None
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             evaluated = None
             while time.monotonic() < deadline and not evaluated:
                 evaluated = rules()
