@@ -10,6 +10,7 @@ elsewhere."""
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -234,6 +235,8 @@ class CanaryTest(unittest.TestCase):
             for c in (idle, busy):
                 self.assertEqual(now[("memdiag_canary_failures_total", '{cgroup="%s"}' % c.path)], 0)
             slower = sum(1 for idle_slow, busy_slow in windows if busy_slow > idle_slow)
+            print("\ncanary: the busy cgroup's faults were slower in %d of %d windows" % (slower, len(windows)),
+                  file=sys.stderr)
             self.assertGreaterEqual(slower, 14, "faults over 65.5 us per window (idle, busy): %s" %
                                     ", ".join("(%.2f%%, %.2f%%)" % (a * 100, b * 100) for a, b in windows))
             # The children really ran in those cgroups: their faults were charged there.
