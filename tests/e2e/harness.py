@@ -147,6 +147,71 @@ def wait_for(predicate, timeout=20):
     return None
 
 
+def wait_until(predicate, timeout, what):
+    """The first truthy value of predicate(), polled every 0.1 s; AssertionError saying `what`
+    was awaited (a string, or a function giving one at that moment), for how long, and the
+    last value seen when `timeout` seconds pass first. The
+    timeout is a generous bound for a slow or busy machine, never the thing tested: tests wait
+    for what they mean (a sample count, a log line) and assert on that."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = predicate()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError("waited %g s for %s; last seen: %r" % (timeout, what() if callable(what) else what, last))
+        time.sleep(0.1)
+
+
+def samples_taken(samples):
+    """memdiag_sampler_samples_total of an exposition parsed by parse_exposition."""
+    return samples[("memdiag_sampler_samples_total", "")]
+
+
+def wait_for_samples(daemon, count=2, timeout=60):
+    """Waits until the daemon has taken `count` more samples than when called (by its own
+    counter, memdiag_sampler_samples_total) and returns the samples of the scrape that saw it:
+    whatever happened before the call is in that snapshot."""
+    start = samples_taken(daemon.samples())
+
+    def later():
+        s = daemon.samples()
+        return s if samples_taken(s) >= start + count else None
+    return wait_until(later, timeout, "%d more samples than the %d taken" % (count, start))
+
+
+def node_pressure(resource="memory", kind="some", field="avg10"):
+    """A node PSI figure (/proc/pressure/<resource>, line `kind`, `field`), or None without PSI."""
+    try:
+        with open("/proc/pressure/" + resource) as f:
+            for line in f:
+                words = line.split()
+                if words and words[0] == kind:
+                    return float(dict(w.split("=") for w in words[1:])[field])
+    except OSError:
+        pass
+    return None
+
+
+def wait_for_calm_memory(below=2.0, timeout=120):
+    """Waits until node memory PSI "some" avg10 is below `below` percent: an earlier test's (or
+    another program's) pressure takes tens of seconds to decay from avg10, and a test that needs
+    a calm node says so when it does not get one instead of failing on a figure it assumed.
+    Returns at once without PSI."""
+    if node_pressure() is None:
+        return
+    wait_until(lambda: node_pressure() < below, timeout,
+               lambda: "node memory PSI some avg10 below %g %% (now %s %%, full %s %%): something else presses on "
+                       "memory" % (below, node_pressure(), node_pressure(kind="full")))
+
+
+def require_all():
+    """True where every test must run (MEMDIAG_REQUIRE_ALL=1, set by .ci/run): a tool or kernel
+    feature a test needs and does not find is then a failure, not a skip."""
+    return os.environ.get("MEMDIAG_REQUIRE_ALL") == "1"
+
+
 V1_MEMORY = "/sys/fs/cgroup/memory"
 UNIFIED = "/sys/fs/cgroup/unified"
 

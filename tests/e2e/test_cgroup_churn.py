@@ -34,7 +34,7 @@ import threading
 import time
 import unittest
 
-from harness import MEMDIAGD, Daemon, http_get, parse_exposition
+from harness import MEMDIAGD, Daemon, http_get, parse_exposition, samples_taken, wait_for_samples, wait_until
 
 V1 = "/sys/fs/cgroup/memory"
 UNIFIED = "/sys/fs/cgroup/unified"
@@ -46,7 +46,7 @@ CHURN_SECONDS = (8.0, 12.0)   # at least, at most: longer only if the machine is
 FLAT_POOL = 150               # flat cgroups alive at once
 FLAT_LIFETIME = (0.05, 0.6)   # seconds
 PROCESS_CGROUPS = 4           # parent/child pairs with a sleep inside, at once
-SETTLE_SECONDS = 3.0          # for the daemon to forget deleted cgroups (30 sample intervals)
+SETTLE_SAMPLES = 30           # for the daemon to forget deleted cgroups (3 s at 100 ms)
 STALE_AFTER = 0.5             # a cgroup deleted this long before a sample must not be in it
 # RSS may grow by less than this over the measured round. A leak of 1 KiB per cgroup the daemon
 # has exported exceeds it once more than 1,024 distinct cgroups went through /metrics: the round
@@ -435,7 +435,7 @@ class CgroupChurn(unittest.TestCase):
             time.sleep(0.1)
         churn.finish()
         leftovers = churn.cleanup()
-        time.sleep(0.3)  # the scrapers see the samples right after the last removals too
+        wait_for_samples(d, 3)  # the scrapers see the samples right after the last removals too
         for s in scrapers:
             s.finish()
         self.assertIsNone(d.proc.poll(), "memdiagd died during the churn: %s" % d.logs()[-3000:])
@@ -447,23 +447,25 @@ class CgroupChurn(unittest.TestCase):
         return churn, scrapers
 
     def settle(self, d, baseline):
-        """Waits until /metrics has exactly the series it had before any churn cgroup existed."""
-        deadline = time.monotonic() + SETTLE_SECONDS
-        while True:
-            samples = d.samples()
-            if set(samples) == set(baseline) or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        self.assertEqual(cgroup_series(samples), [], "series of deleted cgroups left %ss after the churn" % SETTLE_SECONDS)
+        """Waits until /metrics has exactly the series it had before any churn cgroup existed,
+        for at most SETTLE_SAMPLES of the daemon's samples (counted by the daemon, so a slow
+        machine gets as many samples as a fast one; 120 s bound the wait if it stops sampling)."""
+        start = samples_taken(d.samples())
+
+        def settled_or_out_of_samples():
+            s = d.samples()
+            return s if set(s) == set(baseline) or samples_taken(s) >= start + SETTLE_SAMPLES else None
+        samples = wait_until(settled_or_out_of_samples, 120, "%d samples from %d" % (SETTLE_SAMPLES, start))
+        self.assertEqual(cgroup_series(samples), [],
+                         "series of deleted cgroups left %d samples after the churn" % SETTLE_SAMPLES)
         self.assertEqual(sorted(set(samples) - set(baseline)), [])
         self.assertEqual(sorted(set(baseline) - set(samples)), [])
         self.assertEqual(len(samples), len(baseline))
         self.assertEqual(samples[("memdiag_cgroups_discovered", '{mode="hybrid"}' if os.path.isdir(UNIFIED)
                                   else '{mode="v1"}')], 0)
-        time.sleep(1.2)  # ring: 10 at 100 ms: no snapshot with a churn cgroup left in memory
+        wait_for_samples(d, 11)  # ring: 10: no snapshot with a churn cgroup left in memory
 
     def test_churn_leaves_no_series_no_memory_and_no_errors(self):
-        started = time.monotonic()
         asan = built_with_asan(MEMDIAGD)
         saved = os.environ.get("GLIBC_TUNABLES")
         os.environ["GLIBC_TUNABLES"] = DAEMON_TUNABLES  # see RSS_BOUND; meant for the daemon only
@@ -517,7 +519,6 @@ class CgroupChurn(unittest.TestCase):
             self.assertIsNone(d.proc.poll())
             # Under ASan this exit code also says LeakSanitizer found nothing at exit.
             self.assertEqual(d.stop(), 0, d.logs()[-3000:])
-        self.assertLess(time.monotonic() - started, 30)
 
 
 if __name__ == "__main__":

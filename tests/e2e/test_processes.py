@@ -16,7 +16,7 @@ import tempfile
 import time
 import unittest
 
-from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_for, write
+from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_for, wait_for_samples, write
 
 HELPER = os.path.join(os.path.dirname(MEMDIAGD), "memdiag-map-areas-helper")
 READY = re.compile(r"ready pid=(\d+) maps=(\d+)")
@@ -188,7 +188,7 @@ class ProcessSourceTest(unittest.TestCase):
             s = d.samples()
             self.assertEqual(s[("memdiag_source_up", '{source="processes"}')], 1)
             self.assertEqual(s[("memdiag_process_scan_info", '{mode="procfs"}')], 1)
-            time.sleep(0.5)
+            wait_for_samples(d, 3)  # several samples: the fallback is logged once, not every scan
             logs = d.logs()
             self.assertIn("reading /proc", logs)
             self.assertIn("/nonexistent/vmlinux", logs)

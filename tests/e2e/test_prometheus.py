@@ -308,15 +308,19 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
         evaluation can make the two differ for one evaluation when a value crosses the
         threshold, so a disagreement is looked at again at the next evaluations (3 in all)."""
         seen = []
+        last_evaluation = None
         for _ in range(3):
-            rule = next(r for g in api(self.prom_port, "rules")["groups"] for r in g["rules"] if r["name"] == name)
+            # the rule as Prometheus evaluated it next, not the same evaluation looked at again
+            rule = self.wait("rule %s to be evaluated again" % name,
+                             lambda: next((r for g in api(self.prom_port, "rules")["groups"] for r in g["rules"]
+                                           if r["name"] == name and r["lastEvaluation"] != last_evaluation), None))
+            last_evaluation = rule["lastEvaluation"]
             result = query(self.prom_port, rule["query"], at=rule["lastEvaluation"])
             active = [a for a in rule.get("alerts", []) if a["state"] in ("pending", "firing")]
             state_holds = rule["state"] in ("pending", "firing")
             if state_holds == bool(result) and len(active) == len(result):
                 return bool(result)
             seen.append((rule["lastEvaluation"], rule["state"], len(active), len(result)))
-            time.sleep(1.1)
         self.fail("rule %s: state disagrees with its expression at each of 3 evaluations "
                   "(evaluated at, state, active alerts, series returned): %s" % (name, seen))
 

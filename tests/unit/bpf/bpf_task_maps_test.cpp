@@ -177,26 +177,5 @@ TEST_F(TaskMapsLive, ScanReusesCapacity) {
   }
 }
 
-// Not a pass/fail figure: prints the median scan time for every process on this machine.
-TEST_F(TaskMapsLive, ScanTime) {
-  std::vector<ProcessMaps> all;
-  ASSERT_TRUE(iterator_->scan(all).ok());  // warm-up
-  std::vector<double> ms;
-  std::size_t vmas = 0;
-  for (int i = 0; i < 20; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    Status s = iterator_->scan(all);
-    const auto end = std::chrono::steady_clock::now();
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-  }
-  for (const ProcessMaps& p : all) vmas += p.map_count;
-  std::sort(ms.begin(), ms.end());
-  std::printf("task_maps scan: %zu processes, %zu VMAs: median %.3f ms, min %.3f ms, max %.3f ms (20 scans)\n",
-              all.size(), vmas, ms[ms.size() / 2], ms.front(), ms.back());
-  RecordProperty("processes", static_cast<int>(all.size()));
-  RecordProperty("median_us", static_cast<int>(ms[ms.size() / 2] * 1000));
-}
-
 }  // namespace
 }  // namespace memdiag

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "probes/canary/canary_cycle.hpp"
 #include "probes/canary/canary_runner.hpp"
@@ -136,7 +138,11 @@ TEST(CanaryRunner, ItsThreadRunsCyclesUntilDestroyed) {
   options.psi_path = "/nonexistent";
   CanaryRunner runner(options);
   runner.start();
-  for (int i = 0; i < 500 && runner.reading().cycles < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Up to 30 s: a bound for a loaded machine, not the thing tested.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (runner.reading().cycles < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_GE(runner.reading().cycles, 3u);
   EXPECT_EQ(runner.allocator_stats().live_bytes, 0u);
 }

@@ -35,10 +35,11 @@ class ScratchCgroup {
   std::string dir_;
 };
 
-// Waits up to 3 s for the watcher's oom count of `dir` to reach `want`; returns the last one.
+// Waits for the watcher's oom count of `dir` to reach `want` (up to 30 s: a bound for a loaded
+// machine, not the thing tested); returns the last one.
 std::uint64_t wait_for_oom(const CgroupEventWatcher& watcher, const std::string& dir, std::uint64_t want) {
   std::uint64_t last = 0;
-  for (auto deadline = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < deadline;) {
+  for (auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;) {
     auto counts = watcher.counts(dir);
     if (counts) last = counts->oom;
     if (last >= want) return last;
@@ -85,9 +86,18 @@ TEST(CgroupEventWatcherV2, ACgroupMadeAgainUnderTheSameNameIsWatchedAgain) {
   EXPECT_EQ(wait_for_oom(watcher, cgroup.dir(), 1), 1u);
   // The cgroup is removed and made again (a restarted service): a new memory.events file.
   fs::remove(cgroup.dir() + "/memory.events");
-  std::this_thread::sleep_for(50ms);  // the watcher thread sees IN_IGNORED
   cgroup.write_events(0, 0);
-  watcher.watch({cgroup.dir()});  // the next sample
+  // The next samples call watch() again; once the watcher thread has seen IN_IGNORED, one of
+  // them registers the new file, whose counts start from zero (the old registration had 1).
+  bool registered_again = false;
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       !registered_again && std::chrono::steady_clock::now() < deadline;) {
+    watcher.watch({cgroup.dir()});
+    auto counts = watcher.counts(cgroup.dir());
+    registered_again = counts && counts->oom == 0;
+    if (!registered_again) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(registered_again) << "the new memory.events was not registered";
   ASSERT_EQ(watcher.watched(), 1u);
   cgroup.write_events(3, 3);
   EXPECT_EQ(wait_for_oom(watcher, cgroup.dir(), 3), 3u);  // counted from the new file's baseline
