@@ -16,7 +16,7 @@ memdiag_cgroup_malformed_files 0 (a file that vanishes with its cgroup is not ma
 scrape shows a cgroup that was deleted well before that sample was taken; after the churn no
 series of a churn cgroup is left and the set of series is exactly the one before; RSS and open
 file descriptors are flat; SIGTERM still exits 0 (under ASan: LeakSanitizer found nothing). A
-warm-up round comes first so the allocator's caches, civetweb's workers and the snapshot ring
+warm-up round comes first so the allocator's caches, the HTTP buffers and the snapshot ring
 have reached their steady size before "before" is measured.
 
 Runs as root on a machine with a v1 memory hierarchy (like test_cgroups.py); skipped, loudly,
@@ -58,8 +58,8 @@ STALE_AFTER = 0.5             # a cgroup deleted this long before a sample must 
 # by 2.8 MiB over the round and the test fail; at 256 B per cgroup (+0.8 MiB) it passed.
 #
 # The daemon runs with glibc's malloc pinned (DAEMON_TUNABLES): one arena, and fixed 64 KiB mmap
-# and trim thresholds. With the defaults, per-thread arenas (civetweb's 16 workers each render
-# into their own) keep RSS creeping for many rounds while malloc's in-use bytes stay flat:
+# and trim thresholds. With the defaults, per-thread arenas (measured when civetweb's 16 workers
+# each rendered into their own; the HTTP loop is one thread now) keep RSS creeping for many rounds while malloc's in-use bytes stay flat:
 # measured on this 2-core machine, 6 rounds of 5 s took RSS 13.1 -> 16.2 -> 17.4 -> 17.7 -> 17.8
 # -> 18.1 MiB with in-use bytes at 0.66-0.67 MiB throughout. With one arena but the default
 # (self-raising) thresholds, a round busier than the ones before still left +0.2-0.7 MiB of free
