@@ -226,9 +226,17 @@ class V1Cgroup:
         self.v1 = V1_MEMORY + self.path
         self.v2 = UNIFIED + self.path if os.path.isdir(UNIFIED) else None
         os.mkdir(self.v1)
-        write(self.v1 + "/memory.limit_in_bytes", str(limit))
-        if self.v2:
-            os.mkdir(self.v2)
+        try:
+            write(self.v1 + "/memory.limit_in_bytes", str(limit))
+            # On a host with swap, anonymous memory would go to swap instead of being reclaimed
+            # or OOM-killed as the tests expect; a memsw limit would do it too, but it moves the
+            # failures the tests count from memory.failcnt to memory.memsw.failcnt.
+            write(self.v1 + "/memory.swappiness", "0")
+            if self.v2:
+                os.mkdir(self.v2)
+        except BaseException:
+            os.rmdir(self.v1)  # nothing runs in it yet; the caller never gets it to remove
+            raise
 
     def shell(self, script):
         """`script` prefixed with what moves its shell into the cgroup (and its twin)."""

@@ -246,7 +246,11 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             # nothing: the series it stored at the last scrape's instant must be as many as the
             # samples it read (a series gone from that scrape has a staleness marker there; the
             # alerts' own series carry the job label of theirs).
-            at, exposed = query(self.prom_port, 'scrape_samples_scraped{job="memdiag"}')[0]["value"]
+            # Both read at the last stored scrape's own timestamp: an instant query's "now" may
+            # fall between a scrape's start and its commit, and then the two would describe
+            # different scrapes.
+            at = query(self.prom_port, 'timestamp(scrape_samples_scraped{job="memdiag"})')[0]["value"][1]
+            exposed = query(self.prom_port, 'scrape_samples_scraped{job="memdiag"}', at=at)[0]["value"][1]
             stored = query(self.prom_port, 'count({job="memdiag",__name__!~"up|scrape_.+|ALERTS|ALERTS_FOR_STATE"})',
                            at=at)
             self.assertEqual(stored[0]["value"][1], exposed, "series exposed more than once in one scrape")
