@@ -20,7 +20,8 @@ import tempfile
 import time
 import unittest
 
-from harness import Daemon
+from harness import MEMDIAGD, Daemon
+from test_cgroup_churn import built_with_asan
 
 RELOADS = 1000
 # Reloads before the baseline: more than RING samples, so the ring is full, and enough for
@@ -96,9 +97,12 @@ class ReloadMemoryTest(unittest.TestCase):
             after = vm_rss_kib(d.proc.pid)
             print("\nVmRSS after %d warm-up reloads %d KiB, after %d more %d KiB (%+d KiB, %.1f s)" %
                   (WARMUP, before, RELOADS, after, after - before, time.monotonic() - began))
-            self.assertLess(after - before, GROWTH_LIMIT_KIB,
-                            "%d reloads grew VmRSS from %d to %d KiB" % (RELOADS, before, after))
-            self.assertEqual(d.stop(), 0)
+            if built_with_asan(MEMDIAGD):
+                print("ASan build: RSS not compared (quarantine); LeakSanitizer checks at exit")
+            else:
+                self.assertLess(after - before, GROWTH_LIMIT_KIB,
+                                "%d reloads grew VmRSS from %d to %d KiB" % (RELOADS, before, after))
+            self.assertEqual(d.stop(), 0, d.logs()[-4000:])
 
 
 class LogFollower:
