@@ -217,9 +217,17 @@ ConfigResult load_config_file(const std::string& path) {
   if (!S_ISREG(st.st_mode)) return ConfigError{path, 0, "", "not a regular file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return ConfigError{path, 0, "", "cannot read the file: " + std::string(std::strerror(errno))};
-  std::string text(kMaxBytes + 1, '\0');  // one byte more than allowed tells "too large"
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // Read in chunks into a buffer sized by the file, not by the limit: a 1 MiB buffer per
+  // reload raised glibc's mmap threshold and then stayed in the heap as ~1 MiB of resident free
+  // memory. Reading past the limit tells a file that is too large (or grew since the stat).
+  std::string text;
+  text.reserve(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxBytes) + 1);
+  char chunk[16384];
+  while (text.size() <= kMaxBytes) {
+    in.read(chunk, sizeof chunk);
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (!in) break;  // end of file (or a read error: what was read is parsed, as before)
+  }
   if (text.size() > kMaxBytes) return ConfigError{path, 0, "", "larger than 1 MiB; not a config file"};
   return parse_config(text, path);
 }

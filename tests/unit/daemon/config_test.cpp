@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <fstream>
+#include <unistd.h>
+#include <stdlib.h>
 
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
@@ -190,6 +192,32 @@ TEST(ConfigFile, MissingFileIsAnError) {
   auto config = load_config_file("/nonexistent/memdiagd.yaml");
   ASSERT_FALSE(config);
   EXPECT_NE(config.error().to_string().find("/nonexistent/memdiagd.yaml"), std::string::npos);
+}
+
+// The file is read in chunks into a buffer of its own size: a file just under the 1 MiB limit
+// (a comment filling it) is read whole, one just over is refused.
+TEST(ConfigFile, ReadsUpToOneMiBAndRefusesMore) {
+  char path[] = "/tmp/memdiag-config-size-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const std::string head = "sampler: {interval: 2s}\n#";
+  const std::size_t limit = 1 << 20;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << head << std::string(limit - head.size() - 1, 'x') << "\n";  // exactly 1 MiB
+  }
+  auto whole = load_config_file(path);
+  ASSERT_TRUE(whole) << whole.error().to_string();
+  EXPECT_EQ(whole.value().interval, std::chrono::seconds(2));
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out << "#";  // one byte more
+  }
+  auto over = load_config_file(path);
+  ::unlink(path);
+  ASSERT_FALSE(over);
+  EXPECT_NE(over.error().reason.find("larger than 1 MiB"), std::string::npos) << over.error().to_string();
 }
 
 TEST(ConfigError, FormatsFileLineKeyReason) {
