@@ -50,7 +50,9 @@ class Connection {
   SocketStream stream_;
   const ServerLimits& limits_;
   Phase phase_ = Phase::kAwaitingHead;
-  Clock::time_point since_;  // when the current phase (or the current request head) began
+  // When the current phase (or the current request head) began; while responding, when the
+  // client last took bytes of the response.
+  Clock::time_point since_;
   bool served_ = false;      // at least one response sent
   std::string in_;           // received and not yet consumed
   std::size_t scanned_ = 0;  // bytes of in_ already searched for the end of a head

@@ -122,10 +122,10 @@ class IdleAndSlowClients(unittest.TestCase):
 
     def test_clients_that_ask_and_never_read_do_not_keep_scrapes_out(self):
         """More connections than the cap, each asking for /metrics and never reading the answer
-        (with a tiny receive window). Linux takes the whole exposition into the socket's send
-        buffer (it grows to 4 MiB), so these end up idle kept-alive connections, dropped as such
-        at the cap; dropping a response that stalls in the daemon itself, when nothing else can
-        go, is in the unit tests (ConnectionEviction)."""
+        (with a tiny receive window). The kernel takes up to ~256 KiB of each response (the
+        daemon's SO_SNDBUF): one it takes whole leaves an idle kept-alive connection, one it
+        does not a stalled response, and the cap drops both (stalled responses last, as the
+        unit tests ConnectionEviction check; what such clients hold: HttpServer.*)."""
         with Daemon() as d:
             d.wait_ready()
             with HeldConnections(d.port, MAX_CONNECTIONS + 20, b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
