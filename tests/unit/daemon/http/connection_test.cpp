@@ -128,7 +128,9 @@ TEST_F(ConnectionTest, TheWriteDeadlineCountsFromTheLastProgressNotFromTheStart)
     ASSERT_LT(at, c->deadline()) << "cut off after " << got << " bytes";
     got += received().size();
     c->on_writable(at, big);
-    if (c->phase() == Connection::Phase::kResponding) EXPECT_EQ(c->deadline(), at + limits.write_timeout);
+    if (c->phase() == Connection::Phase::kResponding) {
+      EXPECT_EQ(c->deadline(), at + limits.write_timeout);
+    }
   }
   got += received().size();
   EXPECT_GT(at - t0, limits.write_timeout);
