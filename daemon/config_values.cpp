@@ -59,9 +59,13 @@ Status check_listen_address(std::string_view address) {
     if (inet_pton(AF_INET6, v6.c_str(), &parsed) != 1) return make_error("not an IPv6 address in " + shown);
     return Ok{};
   }
-  for (char c : host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-    if (!ok) return make_error("bad host in " + shown);
+  // Numeric only: a name may resolve to several addresses ("localhost" to ::1 and
+  // 127.0.0.1) and the listener binds one, so scrapes to the others would be refused.
+  if (host.empty()) return Ok{};
+  const std::string v4(host);
+  in_addr parsed{};
+  if (v4.find('\0') != std::string::npos || inet_pton(AF_INET, v4.c_str(), &parsed) != 1) {
+    return make_error("host must be a numeric address (127.0.0.1, 0.0.0.0, [::1], [::]), not a name, got " + shown);
   }
   return Ok{};
 }

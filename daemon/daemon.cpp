@@ -135,7 +135,7 @@ int run_daemon(const CliOptions& options, Config config) {
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval);
   prom::SnapshotCollector collector(store, build_info());
-  const HttpServer::Handlers handlers{[&collector](std::string& out) { collector.render_text(out); },
+  const HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
                                      [&sampler] { return sampler.healthy(); }};
 
   auto http = HttpServer::start(config.listen_address, handlers);

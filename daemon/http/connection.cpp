@@ -113,19 +113,24 @@ void Connection::on_writable(Clock::time_point now, const Handlers& handlers) {
 }
 
 void Connection::send_pending(Clock::time_point now, const Handlers& handlers) {
-  const std::string_view bytes = out_.bytes();
-  while (sent_ < bytes.size()) {
-    const IoResult r = stream_.write(bytes.data() + sent_, bytes.size() - sent_);
+  const std::string_view head = out_.head;
+  const std::string_view body = out_.body ? std::string_view(*out_.body) : std::string_view();
+  while (sent_ < out_.size()) {
+    const IoResult r = sent_ < head.size() ? stream_.write(head.substr(sent_), body)
+                                           : stream_.write(body.substr(sent_ - head.size()));
     if (r.status == IoStatus::kWouldBlock) return;
     if (r.status == IoStatus::kEnd) {
       phase_ = Phase::kDone;
       return;
     }
     sent_ += r.bytes;
+    // write_timeout counts from the last progress, not from the start: a big exposition
+    // over a slow link that keeps reading is let finish; one that stops reading is not.
+    since_ = now;
   }
   served_ = true;
   const bool close = out_.close;
-  out_ = WireResponse{};  // a 1 MB exposition is not kept while the connection idles
+  out_ = WireResponse{};  // the exposition is not kept while the connection idles
   if (close) {
     start_closing(now);
     return;

@@ -37,6 +37,8 @@ class Connection {
   Clock::time_point deadline() const;
   EvictionCandidate eviction_candidate() const;
   int fd() const { return stream_.fd(); }
+  // The shared body of the response being sent (held until it is sent), or null.
+  const std::string* held_body() const { return phase_ == Phase::kResponding ? out_.body.get() : nullptr; }
 
  private:
   // Answers every complete head in the buffer, one at a time, starting to send each answer.
@@ -48,12 +50,14 @@ class Connection {
   SocketStream stream_;
   const ServerLimits& limits_;
   Phase phase_ = Phase::kAwaitingHead;
-  Clock::time_point since_;  // when the current phase (or the current request head) began
+  // When the current phase (or the current request head) began; while responding, when the
+  // client last took bytes of the response.
+  Clock::time_point since_;
   bool served_ = false;      // at least one response sent
   std::string in_;           // received and not yet consumed
   std::size_t scanned_ = 0;  // bytes of in_ already searched for the end of a head
   WireResponse out_;
-  std::size_t sent_ = 0;  // bytes of out_.bytes() sent
+  std::size_t sent_ = 0;  // bytes of out_ (head, then body) sent
 };
 
 }  // namespace memdiag::http

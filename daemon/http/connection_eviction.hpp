@@ -1,7 +1,10 @@
 // Which connection to drop when the server is at its connection cap and another arrives.
-// Refusing the newcomer would let whoever holds the cap keep Prometheus out; dropping the
-// connection that has waited longest without completing a request keeps room for anyone who
-// sends a request at once, which a scraper does. A pure function, so the order is tested.
+// Refusing the newcomer would let whoever holds the cap keep Prometheus out. Instead the
+// connection that has waited longest for its client goes: a scraper's request is read as
+// soon as it is accepted (server.cpp), so its wait is always the newest, whatever the others
+// hold. Ranking connections without a request below idle kept-alive ones (as before) let 512
+// kept-alive idlers plus a flood of new connections evict every scraper before it was read.
+// A pure function, so the order is tested.
 #pragma once
 
 #include <chrono>
@@ -10,7 +13,8 @@
 
 namespace memdiag::http {
 
-// Where a connection stands, in the order they are given up (first = dropped first).
+// Where a connection stands. kClosing goes first, kResponding last; the three waits in
+// between are one rank, ordered by when the wait began.
 enum class Standing {
   kClosing,       // answered, draining the rest before closing: nothing is lost
   kNoRequestYet,  // connected but never completed a request head
@@ -22,13 +26,17 @@ enum class Standing {
 
 struct EvictionCandidate {
   Standing standing;
-  std::chrono::steady_clock::time_point since;  // when it entered that standing
+  // When its current wait began: accepting it, or the first byte of its next head (bytes
+  // trickled in after that do not make it younger); the start of its idle time; the last
+  // bytes of its response the client took.
+  std::chrono::steady_clock::time_point since;
 };
 
 inline constexpr std::size_t kNoEviction = static_cast<std::size_t>(-1);
 
-// Index of the candidate to drop: the earliest standing in the order above, the oldest
-// within it; kNoEviction when there is none.
+// Index of the candidate to drop: closing ones first, then the oldest wait among those
+// without a response in flight, then the longest stalled response; kNoEviction when there
+// is none. The caller leaves the connection just accepted out of the candidates.
 std::size_t choose_eviction(const std::vector<EvictionCandidate>& candidates);
 
 }  // namespace memdiag::http

@@ -21,9 +21,7 @@ WireResponse respond(const RequestHead& request, const Handlers& handlers) {
     return text_response({.status = 405, .close = close, .allow = "GET, HEAD"}, "only GET and HEAD are served\n");
   }
   if (request.path == "/metrics") {
-    std::string buffer = body_buffer();
-    handlers.render_metrics(buffer);
-    return finish_response(std::move(buffer), {.content_type = prom::kExpositionContentType, .close = close},
+    return shared_response({.content_type = prom::kExpositionContentType, .close = close}, handlers.metrics(),
                            head_only);
   }
   if (request.path == "/healthz") {

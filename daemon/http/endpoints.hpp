@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "daemon/http/request_head.hpp"
@@ -13,8 +14,11 @@
 namespace memdiag::http {
 
 struct Handlers {
-  std::function<void(std::string&)> render_metrics;  // appends the text exposition
-  std::function<bool()> healthy;                     // sampler alive?
+  // The text exposition of the latest snapshot. Shared and immutable: rendered once per
+  // snapshot (SnapshotCollector::shared_text), and every connection sending it holds the
+  // same buffer. Never null.
+  std::function<std::shared_ptr<const std::string>()> metrics;
+  std::function<bool()> healthy;  // sampler alive?
 };
 
 // The response to one parsed request.

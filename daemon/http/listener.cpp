@@ -25,7 +25,7 @@ Expected<UniqueFd> listen_on(const std::string& address) {
   addrinfo hints{};
   hints.ai_family = host.empty() ? AF_INET : AF_UNSPEC;  // a bare ":PORT" is every IPv4 interface
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV | AI_NUMERICHOST;  // names: see listener.hpp
   addrinfo* found = nullptr;
   if (const int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); rc != 0) {
     return cannot_listen(address, std::string("cannot resolve: ") + ::gai_strerror(rc));

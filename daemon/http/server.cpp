@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -48,13 +49,15 @@ struct Server::Loop {
   bool accept_paused = false;
   bool said_cap = false;
   bool said_descriptors = false;
+  bool said_held = false;
 
   void run();
   void accept_new(Clock::time_point now);
-  void add(int fd, Clock::time_point now);
+  bool add(int fd, Clock::time_point now);
   void dispatch(int fd, std::uint32_t events, Clock::time_point now);
   void update(int fd);
   void remove(int fd);
+  void keep_held_bytes_within_budget(int fd);
   bool evict_one(int spare_fd);
   void expire(Clock::time_point now);
   int wait_ms(Clock::time_point now) const;
@@ -92,7 +95,7 @@ void Server::Loop::accept_new(Clock::time_point now) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         if (!said_descriptors) {
-          spdlog::warn("HTTP: cannot accept a connection ({}) with {} open: dropping the oldest unfinished ones",
+          spdlog::warn("HTTP: cannot accept a connection ({}) with {} open: dropping those that have waited longest",
                        std::strerror(errno), connections.size());
           said_descriptors = true;
         }
@@ -103,11 +106,14 @@ void Server::Loop::accept_new(Clock::time_point now) {
       }
       return;  // EAGAIN: none left to accept
     }
-    add(fd, now);
+    if (!add(fd, now)) continue;
+    // A scraper's request is usually in the socket by the time it is accepted: answering it
+    // now, before anything is evicted, keeps it from being the oldest wait under a flood of
+    // new connections (connection_eviction.hpp).
+    dispatch(fd, EPOLLIN, now);
     if (connections.size() > limits.max_connections) {
       if (!said_cap) {
-        spdlog::warn("HTTP: {} connections open, the cap: new ones push out the oldest that have not completed a "
-                     "request",
+        spdlog::warn("HTTP: {} connections open, the cap: new ones push out those that have waited longest",
                      limits.max_connections);
         said_cap = true;
       }
@@ -116,18 +122,22 @@ void Server::Loop::accept_new(Clock::time_point now) {
   }
 }
 
-void Server::Loop::add(int fd, Clock::time_point now) {
+// False when it cannot be watched (the socket is closed).
+bool Server::Loop::add(int fd, Clock::time_point now) {
   // A response is complete when written: send it now instead of waiting to fill a segment.
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // The kernel's copy of a response that is not taken is bounded per socket (see the limit).
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &limits.send_buffer, sizeof limits.send_buffer);
   Entry entry{std::make_unique<Connection>(SocketStream(UniqueFd(fd)), now, limits), {}, EPOLLIN};
   entry.deadline = entry.connection->deadline();
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = fd;
-  if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return;  // entry closes fd
+  if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return false;  // entry closes fd
   deadlines.emplace(entry.deadline, fd);
   connections.emplace(fd, std::move(entry));
+  return true;
 }
 
 void Server::Loop::dispatch(int fd, std::uint32_t events, Clock::time_point now) {
@@ -152,6 +162,7 @@ void Server::Loop::update(int fd) {
     return;
   }
   const std::uint32_t wanted = c.phase() == Connection::Phase::kResponding ? EPOLLOUT : EPOLLIN;
+  const bool started_waiting_to_send = wanted == EPOLLOUT && entry.events != EPOLLOUT;
   if (wanted != entry.events) {
     epoll_event ev{};
     ev.events = wanted;
@@ -164,6 +175,38 @@ void Server::Loop::update(int fd) {
     deadlines.erase({entry.deadline, fd});
     deadlines.emplace(deadline, fd);
     entry.deadline = deadline;
+  }
+  if (started_waiting_to_send) keep_held_bytes_within_budget(fd);
+}
+
+// Called when `fd` has begun to wait for its client to take a response: if the distinct
+// exposition buffers held by such connections exceed max_held_bytes, drops the holders of
+// buffers other than `fd`'s (the latest), longest stalled first, until they do not.
+void Server::Loop::keep_held_bytes_within_budget(int fd) {
+  const std::string* latest = connections.at(fd).connection->held_body();
+  if (latest == nullptr) return;
+  std::unordered_map<const std::string*, std::size_t> holders;
+  std::vector<std::pair<Clock::time_point, int>> older;  // (stalled since, fd)
+  std::size_t held = 0;
+  for (const auto& [other, entry] : connections) {
+    const std::string* body = entry.connection->held_body();
+    if (body == nullptr) continue;
+    if (holders[body]++ == 0) held += body->size();
+    if (body != latest) older.emplace_back(entry.connection->eviction_candidate().since, other);
+  }
+  if (held <= limits.max_held_bytes) return;
+  if (!said_held) {
+    spdlog::warn("HTTP: responses not yet taken hold {} bytes of expositions, over {}: dropping those that hold "
+                 "older snapshots",
+                 held, limits.max_held_bytes);
+    said_held = true;
+  }
+  std::sort(older.begin(), older.end());
+  for (const auto& [since, other] : older) {
+    if (held <= limits.max_held_bytes) break;
+    const std::string* body = connections.at(other).connection->held_body();
+    if (--holders[body] == 0) held -= body->size();
+    remove(other);
   }
 }
 

@@ -2,11 +2,13 @@
 // connection, non-blocking throughout. A connection costs a descriptor and a small buffer,
 // never a thread, so clients that connect and send nothing (or half a request) cannot starve
 // the ones that ask for /metrics; each has a deadline (server_limits.hpp), and at the
-// connection cap the oldest unfinished one is dropped for the newcomer.
+// connection cap the one that has waited longest is dropped for the newcomer.
 //
-// Responses are made in the loop thread: /metrics renders the latest snapshot (~50 us; a few
-// ms with hundreds of cgroups), and a thread hand-off would cost about as much as it saves.
-// Sending is non-blocking, so a client that reads slowly delays nobody.
+// Responses are made in the loop thread: /metrics renders the latest snapshot once (~50 us; a
+// few ms with hundreds of cgroups) and shares that buffer with every connection asking until
+// the next, and a thread hand-off would cost about as much as it saves. Sending is
+// non-blocking, so a client that reads slowly delays nobody; what clients that do not read
+// can hold is bounded per socket (SO_SNDBUF) and in total (max_held_bytes, server_limits.hpp).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "daemon/http/socket_stream.hpp"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 
@@ -17,10 +18,14 @@ IoResult SocketStream::read(char* into, std::size_t size) {
   }
 }
 
-IoResult SocketStream::write(const char* from, std::size_t size) {
+IoResult SocketStream::write(std::string_view first, std::string_view second) {
+  iovec parts[2] = {{const_cast<char*>(first.data()), first.size()}, {const_cast<char*>(second.data()), second.size()}};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = second.empty() ? 1 : 2;
   for (;;) {
     // MSG_NOSIGNAL: a peer that went away is an error here, not a SIGPIPE for the daemon.
-    const ssize_t n = ::send(fd_.get(), from, size, MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_.get(), &message, MSG_NOSIGNAL);
     if (n >= 0) return {IoStatus::kDone, static_cast<std::size_t>(n)};
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return {IoStatus::kWouldBlock, 0};

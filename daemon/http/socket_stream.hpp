@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "daemon/http/unique_fd.hpp"
 
@@ -25,7 +26,8 @@ class SocketStream {
   explicit SocketStream(UniqueFd fd) : fd_(std::move(fd)) {}
 
   IoResult read(char* into, std::size_t size);
-  IoResult write(const char* from, std::size_t size);
+  // `first`, then `second`, in one call (one segment when they fit), as much as the socket takes.
+  IoResult write(std::string_view first, std::string_view second = {});
   // No more bytes from us (FIN after what was written); reading goes on.
   void shutdown_write();
   int fd() const { return fd_.get(); }

@@ -78,6 +78,22 @@ void SnapshotCollector::render_text(std::string& out) const {
   last_text_size_.store(out.size() - before, std::memory_order_relaxed);
 }
 
+std::shared_ptr<const std::string> SnapshotCollector::shared_text() const {
+  const SnapshotPtr snap = store_.latest();
+  std::lock_guard lock(text_mutex_);
+  if (text_ && text_of_ == snap) return text_;
+  auto text = std::make_shared<std::string>();
+  text->reserve(last_text_size_.load(std::memory_order_relaxed) + 4096);
+  TextSink sink(*text);
+  render(snap.get(), sink);
+  last_text_size_.store(text->size(), std::memory_order_relaxed);
+  // Kept while any scrape of this snapshot is in flight: no room left over from the hint.
+  if (text->capacity() > text->size() + text->size() / 8 + 4096) text->shrink_to_fit();
+  text_of_ = snap;
+  text_ = std::move(text);
+  return text_;
+}
+
 void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   sink.family("memdiag_build_info", "Build of the running memdiagd (always 1).", MetricType::Gauge);
   sink.sample({{"version", build_.version}, {"revision", build_.revision}, {"compiler", build_.compiler}}, 1);

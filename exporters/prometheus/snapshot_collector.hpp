@@ -34,6 +34,11 @@ class SnapshotCollector final : public prometheus::Collectable {
   // The text exposition of the latest snapshot, appended to `out`: what /metrics serves.
   void render_text(std::string& out) const;
 
+  // The text exposition of the latest snapshot, rendered once per snapshot and shared: every
+  // scrape until the next sample gets the same immutable buffer, so clients that ask for
+  // /metrics and read slowly (or never) hold one copy between them, not one each.
+  std::shared_ptr<const std::string> shared_text() const;
+
   // Renders one snapshot (nullptr: before the first sample) into any sink.
   void render(const Snapshot* snapshot, MetricSink& sink) const;
 
@@ -55,6 +60,9 @@ class SnapshotCollector final : public prometheus::Collectable {
   mutable std::shared_ptr<const RenderedSchema> meminfo_cache_;
   mutable std::shared_ptr<const RenderedSchema> vmstat_cache_;
   mutable std::atomic<std::size_t> last_text_size_{0};  // reserve hint for the next render
+  mutable std::mutex text_mutex_;
+  mutable SnapshotPtr text_of_;                     // the snapshot text_ was rendered from
+  mutable std::shared_ptr<const std::string> text_;  // null until the first shared_text()
 };
 
 }  // namespace memdiag::prom

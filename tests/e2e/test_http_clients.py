@@ -5,9 +5,11 @@ of them fail. The daemon's HTTP server reads request heads without tying anythin
 descriptor to a socket, closes a connection whose head is not complete within its deadline,
 and at its connection cap drops the oldest connection without a complete request rather than
 refusing the new one."""
+import collections
 import http.client
 import resource
 import socket
+import threading
 import time
 import unittest
 
@@ -120,16 +122,66 @@ class IdleAndSlowClients(unittest.TestCase):
 
     def test_clients_that_ask_and_never_read_do_not_keep_scrapes_out(self):
         """More connections than the cap, each asking for /metrics and never reading the answer
-        (with a tiny receive window). Linux takes the whole exposition into the socket's send
-        buffer (it grows to 4 MiB), so these end up idle kept-alive connections, dropped as such
-        at the cap; dropping a response that stalls in the daemon itself, when nothing else can
-        go, is in the unit tests (ConnectionEviction)."""
+        (with a tiny receive window). The kernel takes up to ~256 KiB of each response (the
+        daemon's SO_SNDBUF): one it takes whole leaves an idle kept-alive connection, one it
+        does not a stalled response, and the cap drops both (stalled responses last, as the
+        unit tests ConnectionEviction check; what such clients hold: HttpServer.*)."""
         with Daemon() as d:
             d.wait_ready()
             with HeldConnections(d.port, MAX_CONNECTIONS + 20, b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
                                  receive_buffer=4096) as held:
                 self.assertEqual(held.refused, 0)
                 self.assert_scrapes_succeed(d.port)
+            self.assertIsNone(d.proc.poll(), d.logs())
+
+    def test_kept_alive_idlers_at_the_cap_and_a_flood_of_connections_do_not_keep_scrapes_out(self):
+        """The cap's worth of kept-alive connections, each idle after one GET /healthz, and a
+        thread opening new connections (sending nothing) as fast as it can: every scrape still
+        gets in. Each scrape's request is read as soon as it is accepted, and at the cap the
+        connection that has waited longest goes, the idlers first; ranking "no request yet"
+        below "idle" dropped each scrape for the next flood connection before it was read."""
+        with Daemon() as d:
+            d.wait_ready()
+            idlers = []
+            try:
+                for _ in range(MAX_CONNECTIONS):
+                    s = socket.create_connection(("127.0.0.1", d.port), timeout=SCRAPE_TIMEOUT)
+                    idlers.append(s)
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+                    answer = b""
+                    while not answer.endswith(b"ok\n"):
+                        chunk = s.recv(4096)
+                        self.assertTrue(chunk, "closed before answering: %r" % answer)
+                        answer += chunk
+                stop = threading.Event()
+                opened = [0]
+
+                def flood():
+                    held = collections.deque()
+                    while not stop.is_set():
+                        try:
+                            held.append(socket.create_connection(("127.0.0.1", d.port), timeout=1))
+                            opened[0] += 1
+                        except OSError:
+                            pass
+                        while len(held) > MAX_CONNECTIONS + 200:
+                            held.popleft().close()
+                    for s in held:
+                        s.close()
+
+                flooder = threading.Thread(target=flood)
+                flooder.start()
+                try:
+                    time.sleep(0.5)  # the flood has pushed past the cap
+                    self.assertGreater(opened[0], 0)
+                    self.assert_scrapes_succeed(d.port)
+                finally:
+                    stop.set()
+                    flooder.join()
+                self.assertGreater(opened[0], MAX_CONNECTIONS, "the flood never reached the cap")
+            finally:
+                for s in idlers:
+                    s.close()
             self.assertIsNone(d.proc.poll(), d.logs())
 
     def test_a_request_head_not_finished_in_time_is_closed(self):

@@ -100,6 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"sampler:\n  ring: [1, 2]\n", "sampler.ring", 2, "single value"},
         BadConfig{"web:\n  listen_address: 9842\n", "web.listen_address", 2, "HOST:PORT"},
         BadConfig{"web:\n  listen_address: \"127.0.0.1:70000\"\n", "web.listen_address", 2, "1..65535"},
+        BadConfig{"web:\n  listen_address: \"localhost:9842\"\n", "web.listen_address", 2, "numeric address"},
         BadConfig{"log:\n  level: verbose\n", "log.level", 2, "expected one of"},
         BadConfig{"paths:\n  procfs: relative/proc\n", "paths.procfs", 2, "absolute path"},
         BadConfig{"sources:\n  meminfo:\n    enabled: maybe\n", "sources.meminfo.enabled", 3, "true or false"},
@@ -242,7 +243,10 @@ TEST(ListenAddress, Forms) {
   EXPECT_TRUE(check_listen_address("0.0.0.0:9842"));
   EXPECT_TRUE(check_listen_address(":9842"));
   EXPECT_TRUE(check_listen_address("[::1]:9842"));
-  EXPECT_TRUE(check_listen_address("localhost:1"));
+  EXPECT_TRUE(check_listen_address("127.0.0.1:1"));
+  // A name may resolve to several addresses and only one would be bound: refused.
+  EXPECT_FALSE(check_listen_address("localhost:9842"));
+  EXPECT_FALSE(check_listen_address("127.1:9842"));  // inet_aton's short form is not an address here
   EXPECT_FALSE(check_listen_address("9842"));
   EXPECT_FALSE(check_listen_address("host:0"));
   EXPECT_FALSE(check_listen_address("host:port"));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace memdiag::http {
@@ -15,9 +16,15 @@ namespace {
 using std::chrono::seconds;
 using Clock = Connection::Clock;
 
+// /metrics answered with an 8 MiB body: more than a socket takes at once.
+Handlers big_handlers() {
+  auto body = std::make_shared<const std::string>(std::size_t{8} << 20, 'x');
+  return {[body] { return body; }, [] { return true; }};
+}
+
 struct ConnectionTest : ::testing::Test {
   ServerLimits limits;
-  Handlers handlers{[](std::string& out) { out += "m 1\n"; }, [] { return true; }};
+  Handlers handlers{[] { return std::make_shared<const std::string>("m 1\n"); }, [] { return true; }};
   int peer = -1;
   std::unique_ptr<Connection> c;
   Clock::time_point t0 = Clock::now();
@@ -90,7 +97,7 @@ TEST_F(ConnectionTest, AClientThatLeavesIsDone) {
 }
 
 TEST_F(ConnectionTest, AResponseTheClientDoesNotTakeWaitsWithTheWriteDeadline) {
-  Handlers big{[](std::string& out) { out.append(8 << 20, 'x'); }, [] { return true; }};
+  Handlers big = big_handlers();
   const std::string request = "GET /metrics HTTP/1.1\r\n\r\n";
   ASSERT_EQ(::send(peer, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   c->on_readable(t0, big);
@@ -104,6 +111,40 @@ TEST_F(ConnectionTest, AResponseTheClientDoesNotTakeWaitsWithTheWriteDeadline) {
   }
   EXPECT_GT(got, 8u << 20);
   EXPECT_EQ(c->eviction_candidate().standing, Standing::kIdle);
+}
+
+TEST_F(ConnectionTest, TheWriteDeadlineCountsFromTheLastProgressNotFromTheStart) {
+  Handlers big = big_handlers();
+  const std::string request = "GET /metrics HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(::send(peer, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  c->on_readable(t0, big);
+  ASSERT_EQ(c->phase(), Connection::Phase::kResponding);
+  // A slow reader: a chunk taken every 20 s, so the whole response takes far longer than
+  // write_timeout, yet it never waits that long without progress.
+  Clock::time_point at = t0;
+  std::size_t got = 0;
+  while (c->phase() == Connection::Phase::kResponding) {
+    at += seconds(20);
+    ASSERT_LT(at, c->deadline()) << "cut off after " << got << " bytes";
+    got += received().size();
+    c->on_writable(at, big);
+    if (c->phase() == Connection::Phase::kResponding) {
+      EXPECT_EQ(c->deadline(), at + limits.write_timeout);
+    }
+  }
+  got += received().size();
+  EXPECT_GT(at - t0, limits.write_timeout);
+  EXPECT_GT(got, 8u << 20);
+}
+
+TEST_F(ConnectionTest, AWritableEventThatMovesNothingDoesNotExtendTheWriteDeadline) {
+  Handlers big = big_handlers();
+  const std::string request = "GET /metrics HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(::send(peer, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  c->on_readable(t0, big);
+  ASSERT_EQ(c->phase(), Connection::Phase::kResponding);
+  c->on_writable(t0 + seconds(10), big);  // the peer read nothing: the socket is still full
+  EXPECT_EQ(c->deadline(), t0 + limits.write_timeout);
 }
 
 }  // namespace
