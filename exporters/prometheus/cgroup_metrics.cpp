@@ -68,8 +68,9 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
   sink.sample({}, static_cast<double>(section.watched));
   if (section.oom_notifications) {
     sink.family("memdiag_cgroups_oom_notifications_total",
-                "OOM notifications counted on any watched cgroup (memdiag_cgroup_oom_notifications_total), also "
-                "on cgroups removed or no longer watched since, such as one removed right after its OOM.",
+                "OOMs in watched cgroups, each counted once (v2: memory.events oom of the top-most watched "
+                "cgroups; v1: oom_control notifications beyond those of a watched ancestor notified with them), also "
+                "in cgroups removed or no longer watched since, such as one removed right after its OOM.",
                 MetricType::Counter);
     sink.sample({}, static_cast<double>(*section.oom_notifications));
   }

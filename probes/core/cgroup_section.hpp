@@ -64,8 +64,9 @@ struct CgroupSection {
   std::size_t limited_leaves = 0;
   std::size_t unlimited_leaves = 0;
   std::size_t watched = 0;          // cgroups with event notifications registered
-  // OOM notifications counted on every cgroup while it was watched, including cgroups removed
-  // or no longer watched since (whose per-cgroup series are gone); absent without a watcher.
+  // OOMs in watched cgroups, each counted once (CgroupEventWatcher::oom_total), including those
+  // of cgroups removed or no longer watched since (whose per-cgroup series are gone); absent
+  // without a watcher.
   std::optional<std::uint64_t> oom_notifications;
   std::uint64_t tree_walks = 0;     // times the hierarchy was listed (only when it changed)
   std::size_t open_files = 0;       // cgroup file descriptors kept open between samples

@@ -43,6 +43,12 @@ struct CgroupEventWatcher::Registration {
   std::string dir;
   std::uint64_t id = 0;
   std::array<int, kSignals> fds{-1, -1, -1, -1};  // v1
+  // v1: rmdir signals each eventfd once more (memcg_event_remove); that one is taken off the
+  // first value read after the directory is gone, whether it came with a real notification or
+  // alone, so a real OOM read in the same value is still counted.
+  std::array<bool, kSignals> removal_discounted{false, false, false, false};
+  // Adds its OOMs to the node-wide total: no ancestor of it is watched (see watch()).
+  bool top_most = true;
   int inotify_fd = -1;                            // v2: the watcher's, and the watch on memory.events
   int wd = -1;
   std::optional<std::uint64_t> last_oom;  // v2: memory.events "oom" at the last read
@@ -138,6 +144,15 @@ void CgroupEventWatcher::watch(const std::vector<std::string>& dirs) {
     }
   }
   registrations_ = std::move(next);  // the rest close their eventfds (epoll forgets closed descriptors)
+  for (auto& [dir, reg] : registrations_) reg->top_most = watched_ancestor(dir) == nullptr;
+}
+
+CgroupEventWatcher::Registration* CgroupEventWatcher::watched_ancestor(const std::string& dir) const {
+  for (auto slash = dir.rfind('/'); slash != std::string::npos && slash > 0; slash = dir.rfind('/', slash - 1)) {
+    auto it = registrations_.find(dir.substr(0, slash));
+    if (it != registrations_.end()) return it->second.get();
+  }
+  return nullptr;
 }
 
 std::optional<CgroupNotifications> CgroupEventWatcher::counts(const std::string& dir) const {
@@ -164,17 +179,42 @@ CgroupEventWatcher::Registration* CgroupEventWatcher::find(std::uint64_t id) {
   return nullptr;
 }
 
-void CgroupEventWatcher::take_v1(Registration& reg, std::size_t signal) {
+std::uint64_t CgroupEventWatcher::take_v1(Registration& reg, std::size_t signal) {
   std::uint64_t value = 0;
-  if (::read(reg.fds[signal], &value, sizeof value) != sizeof value) return;
-  // rmdir of a watched cgroup signals its eventfds once: not a pressure event.
+  if (::read(reg.fds[signal], &value, sizeof value) != sizeof value) return 0;
+  // rmdir of a watched cgroup signals its eventfds once: not an event. Only that one is dropped:
+  // an OOM signalled just before the removal adds to the same counter and is kept.
   struct stat st{};
-  if (::stat(reg.dir.c_str(), &st) != 0) return;
+  if (::stat(reg.dir.c_str(), &st) != 0 && !reg.removal_discounted[signal]) {
+    reg.removal_discounted[signal] = true;
+    if (value > 0) --value;
+  }
   if (signal < 3) {
     reg.counts.pressure[signal] += value;
   } else {
-    reg.counts.oom += value;
-    oom_total_ += value;
+    reg.counts.oom += value;  // the node-wide total is counted over the whole wake-up in run()
+  }
+  return value;
+}
+
+void CgroupEventWatcher::count_v1_ooms(const std::map<const Registration*, std::uint64_t>& ooms) {
+  // The kernel signals an OOM to the memcg under OOM and to every descendant of it
+  // (mem_cgroup_oom_notify walks the subtree), all in one go, so they arrive in the same wake-up.
+  // Of a cgroup whose nearest signalled watched ancestor was signalled too, only the
+  // notifications beyond the ancestor's are its own: a (1) and a/b (1) is one OOM, in a;
+  // a (1) and a/b (2) is one in a and one in a/b.
+  for (const auto& [reg, value] : ooms) {
+    std::uint64_t inherited = 0;
+    for (auto slash = reg->dir.rfind('/'); slash != std::string::npos && slash > 0;
+         slash = reg->dir.rfind('/', slash - 1)) {
+      auto it = registrations_.find(reg->dir.substr(0, slash));
+      if (it == registrations_.end()) continue;
+      auto fired = ooms.find(it->second.get());
+      if (fired == ooms.end()) continue;
+      inherited = fired->second;
+      break;
+    }
+    if (value > inherited) oom_total_ += value - inherited;
   }
 }
 
@@ -188,7 +228,10 @@ void CgroupEventWatcher::take_v2(Registration& reg) {
     if (kv.name != "oom") continue;
     if (reg.last_oom && kv.value > *reg.last_oom) {
       reg.counts.oom += kv.value - *reg.last_oom;
-      oom_total_ += kv.value - *reg.last_oom;
+      // memory.events is hierarchical: an OOM in a/b counts in b and in a. Only the top-most
+      // watched cgroups add to the total, so each OOM adds once, and one in a descendant removed
+      // before it was read still adds through its ancestor, whose count the kernel keeps.
+      if (reg.top_most) oom_total_ += kv.value - *reg.last_oom;
     }
     reg.last_oom = kv.value;
   }
@@ -238,6 +281,7 @@ void CgroupEventWatcher::run() {
     if (n < 0 && errno != EINTR) return;
     const auto now = Clock::now();
     std::lock_guard lock(mutex_);
+    std::map<const Registration*, std::uint64_t> ooms;  // v1: OOM notifications of this wake-up
     for (int e = 0; e < n; ++e) {
       const std::uint64_t tag = events[e].data.u64;
       if (tag == kWakeTag) return;
@@ -246,10 +290,12 @@ void CgroupEventWatcher::run() {
         continue;
       }
       if (Registration* reg = find(tag / kSignals)) {
-        take_v1(*reg, tag % kSignals);
+        const std::uint64_t value = take_v1(*reg, tag % kSignals);
+        if (tag % kSignals == 3) ooms[reg] += value;
         due.emplace(now + debounce_, tag);
       }
     }
+    count_v1_ooms(ooms);
     while (!due.empty() && due.begin()->first <= now) {
       const std::uint64_t tag = due.begin()->second;
       due.erase(due.begin());

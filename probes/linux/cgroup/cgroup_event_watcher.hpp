@@ -4,10 +4,11 @@
 //       through eventfds registered in cgroup.event_control;
 //   v2: memory.events, which the kernel notifies as modified (inotify IN_MODIFY) whenever one
 //       of its counters moves; the thread reads it then and counts increments of "oom", so an
-//       OOM is seen even if the cgroup is removed before the next sample.
+//       OOM is seen even if the cgroup is removed before the next sample (through the count of
+//       a watched ancestor, which the kernel keeps, if it is removed before the read).
 // Debounced the cheap way: after a notification the thread leaves that source alone for a
-// while (v1: the eventfd counter keeps adding up meanwhile; v2: the file is read once at the
-// end), so an OOM loop firing "critical" thousands of times per second costs at most ten
+// while (v1: the eventfd counter keeps adding up meanwhile; v2: a file not read for that long is
+// read at once, otherwise once at the end of the interval), so an OOM loop firing "critical" thousands of times per second costs at most ten
 // wake-ups per second and loses no count.
 #pragma once
 
@@ -45,9 +46,17 @@ class CgroupEventWatcher {
   std::optional<CgroupNotifications> counts(const std::string& dir) const;
 
   std::size_t watched() const;
-  // Every OOM notification counted since the watcher started, on any cgroup, also those no
-  // longer watched: a cgroup removed right after its OOM (before the next sample could export
-  // its own count) still adds here.
+  // OOMs counted since the watcher started, each once, also those of cgroups no longer watched.
+  // v2: increments of memory.events "oom" of the top-most watched cgroups (no watched ancestor).
+  //   That counter is hierarchical (an OOM in a/b counts in b and a), so summing every watched
+  //   cgroup would count one OOM once per watched ancestor. memory.events.local (5.2) would count
+  //   it once too, but dies with its cgroup; the ancestor's count survives the removal of the
+  //   descendant, so an OOM in a cgroup removed right after it (before it was read) still counts.
+  //   Under the memory_localevents mount option memory.events is local and OOMs in watched
+  //   descendants of a watched cgroup are not in the total.
+  // v1: memory.oom_control notifications, which the kernel sends to the memcg under OOM and all
+  //   its descendants; those of one wake-up are counted once (see count_v1_ooms). An OOM in an
+  //   unwatched cgroup counts once per top-most watched cgroup below it.
   std::uint64_t oom_total() const;
   Kind kind() const { return kind_; }
 
@@ -60,8 +69,13 @@ class CgroupEventWatcher {
   std::unique_ptr<Registration> register_v2(std::unique_ptr<Registration> reg);
   Registration* find(std::uint64_t id);
   // v1: counts an eventfd's notifications. v2: reads memory.events and counts what moved.
-  void take_v1(Registration& reg, std::size_t signal);
+  // Returns the notifications counted (v1 rmdir's own signal taken off).
+  std::uint64_t take_v1(Registration& reg, std::size_t signal);
   void take_v2(Registration& reg);
+  // v1: adds each OOM notified in one wake-up to the node-wide total once.
+  void count_v1_ooms(const std::map<const Registration*, std::uint64_t>& ooms);
+  // The nearest watched proper ancestor of `dir` (by path), or nullptr.
+  Registration* watched_ancestor(const std::string& dir) const;
   void drain_inotify(Clock::time_point now, std::multimap<Clock::time_point, std::uint64_t>& due);
 
   const Kind kind_;

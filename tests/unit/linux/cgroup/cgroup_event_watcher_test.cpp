@@ -1,13 +1,20 @@
 // The v2 side of CgroupEventWatcher: memory.events watched with inotify. There is no cgroup v2
 // memory controller on this machine, so the file is a scratch file rewritten in place, which
-// notifies IN_MODIFY as kernfs does when a memory.events counter moves. (The v1 eventfd side
-// runs against real cgroups in tests/e2e/test_cgroups.py.)
+// notifies IN_MODIFY as kernfs does when a memory.events counter moves. The v1 eventfd side
+// runs against real cgroups here (the node-wide OOM total: as root, each OOM in a 32 MiB cgroup,
+// under flock /tmp/memdiag-tests.lock) and in tests/e2e/test_cgroups.py.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "probes/linux/cgroup/cgroup_event_watcher.hpp"
 
@@ -116,6 +123,124 @@ TEST(CgroupEventWatcherV2, UnwatchedAndUnreadableCgroups) {
   std::ofstream(cgroup.dir() + "/memory.events", std::ios::trunc) << "oom lots\n";
   watcher.watch({cgroup.dir()});
   EXPECT_EQ(watcher.watched(), 0u);
+}
+
+// The whole file in one write at offset 0, as kernfs presents it (no empty file in between).
+void put_events(const std::string& dir, int oom) {
+  const std::string text = "low 0\nhigh 0\nmax 0\noom " + std::to_string(oom) + "\noom_kill 0\noom_group_kill 0\n";
+  const int fd = ::open((dir + "/memory.events").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::pwrite(fd, text.data(), text.size(), 0), static_cast<ssize_t>(text.size()));
+  ::close(fd);
+}
+
+// v2 memory.events is hierarchical: an OOM in parent/child moves "oom" of both. Both watched,
+// the node-wide total counts it once.
+TEST(CgroupEventWatcherV2, AnOomInANestedCgroupIsCountedOnce) {
+  ScratchCgroup parent;
+  const std::string child = parent.dir() + "/child";
+  fs::create_directory(child);
+  put_events(child, 0);
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 20ms);
+  watcher.watch({parent.dir(), child});
+  ASSERT_EQ(watcher.watched(), 2u);
+  put_events(child, 1);
+  put_events(parent.dir(), 1);
+  EXPECT_EQ(wait_for_oom(watcher, child, 1), 1u);
+  EXPECT_EQ(wait_for_oom(watcher, parent.dir(), 1), 1u);
+  EXPECT_EQ(watcher.oom_total(), 1u);
+}
+
+// The second OOM of a storm comes within the debounce interval, so the child's memory.events is
+// not read at once, and the child is removed before it would be: the parent's hierarchical count,
+// which the kernel keeps, still brings it into the total.
+TEST(CgroupEventWatcherV2, AnOomOfACgroupRemovedRightAfterItIsCounted) {
+  ScratchCgroup parent;
+  const std::string child = parent.dir() + "/child";
+  fs::create_directory(child);
+  put_events(child, 0);
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 500ms);
+  watcher.watch({parent.dir(), child});
+  put_events(child, 1);
+  put_events(parent.dir(), 1);
+  ASSERT_EQ(wait_for_oom(watcher, child, 1), 1u);
+  ASSERT_EQ(wait_for_oom(watcher, parent.dir(), 1), 1u);
+  put_events(child, 2);
+  put_events(parent.dir(), 2);
+  fs::remove_all(child);
+  EXPECT_EQ(wait_for_oom(watcher, parent.dir(), 2), 2u);
+  watcher.watch({parent.dir()});
+  EXPECT_EQ(watcher.oom_total(), 2u);
+}
+
+// v1, real cgroups: an OOM in parent (its limit reached by a task of child) is notified to parent
+// and child (mem_cgroup_oom_notify walks the subtree); the total counts it once. Needs root and
+// the v1 memory controller; run under flock /tmp/memdiag-tests.lock.
+TEST(CgroupEventWatcherV1, AnOomNotifiedToACgroupAndItsDescendantIsCountedOnce) {
+  const std::string root = "/sys/fs/cgroup/memory";
+  if (::geteuid() != 0 || !fs::exists(root + "/cgroup.event_control")) GTEST_SKIP() << "needs root and cgroup v1 memory";
+  const std::string parent = root + "/memdiag-oomfix-" + std::to_string(::getpid());
+  const std::string child = parent + "/child";
+  ASSERT_TRUE(fs::create_directory(parent));
+  ASSERT_TRUE(fs::create_directory(child));
+  std::ofstream(parent + "/memory.limit_in_bytes") << (32 << 20) << std::endl;
+  {
+    CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV1Eventfd, 20ms);
+    watcher.watch({parent, child});
+    ASSERT_EQ(watcher.watched(), 2u);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::ofstream(child + "/cgroup.procs") << ::getpid() << std::endl;
+      const std::size_t size = 256u << 20;
+      auto* p = static_cast<char*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      for (std::size_t i = 0; p != MAP_FAILED && i < size; i += 4096) p[i] = 1;
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the OOM killer should have killed it";
+    EXPECT_EQ(wait_for_oom(watcher, child, 1), 1u);
+    EXPECT_EQ(wait_for_oom(watcher, parent, 1), 1u);
+    std::this_thread::sleep_for(200ms);  // any further notification would have arrived
+    EXPECT_EQ(watcher.counts(child)->oom, 1u);
+    EXPECT_EQ(watcher.oom_total(), 1u);
+  }
+  fs::remove(child);
+  fs::remove(parent);
+}
+
+// v1: rmdir signals the eventfds once more. An OOM read in the same value as that signal, the
+// directory already gone, is still counted; the removal's own signal is not.
+TEST(CgroupEventWatcherV1, AnOomReadAfterItsCgroupIsRemovedIsCounted) {
+  const std::string root = "/sys/fs/cgroup/memory";
+  if (::geteuid() != 0 || !fs::exists(root + "/cgroup.event_control")) GTEST_SKIP() << "needs root and cgroup v1 memory";
+  const std::string dir = root + "/memdiag-oomfix-rm-" + std::to_string(::getpid());
+  ASSERT_TRUE(fs::create_directory(dir));
+  std::ofstream(dir + "/memory.limit_in_bytes") << (32 << 20) << std::endl;
+  // A long debounce: the OOM is read once, at the leading edge; the next OOM waits for it.
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV1Eventfd, 2000ms);
+  watcher.watch({dir});
+  auto oom_once = [&] {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::ofstream(dir + "/cgroup.procs") << ::getpid() << std::endl;
+      const std::size_t size = 256u << 20;
+      auto* p = static_cast<char*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      for (std::size_t i = 0; p != MAP_FAILED && i < size; i += 4096) p[i] = 1;
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  };
+  oom_once();
+  ASSERT_EQ(wait_for_oom(watcher, dir, 1), 1u);
+  oom_once();  // within the debounce: its eventfd is not read yet
+  ASSERT_EQ(watcher.counts(dir)->oom, 1u);
+  fs::remove(dir);  // the removal's signal adds to the same eventfd
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(watcher.counts(dir)->oom, 2u);
+  EXPECT_EQ(watcher.oom_total(), 2u);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // README: "v2 increments of memory.events `oom` seen through inotify, so an OOM is counted even
 // when its cgroup is removed before the next sample". The cgroup source on a scratch copy of the
 // cgroup v2 fixture tree (this machine's memory controller is v1): a watched cgroup's
-// memory.events moves, the watcher reads it, the cgroup is removed, and the next sample still
-// counts the OOM in memdiag_cgroups_oom_notifications_total although the cgroup and its own
-// series are gone.
+// memory.events moves, and its parent's with it (the counter is hierarchical), the cgroup is
+// removed, and the next sample still counts the OOM, once, in
+// memdiag_cgroups_oom_notifications_total although the cgroup and its own series are gone.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -83,17 +83,21 @@ TEST(CgroupSourceV2, AnOomIsCountedWhenItsCgroupIsRemovedBeforeTheNextSample) {
   ASSERT_TRUE(watched) << "the cgroup must be watched for its OOM to be seen";
   ASSERT_EQ(first.cgroups->oom_notifications, 0u);
 
-  // The OOM: memory.events moves (the kernel notifies IN_MODIFY, as this write does). The test
-  // waits until the watcher has read the file (its close after reading), as the kernel's OOM
-  // kill, the task's exit and the service manager's rmdir take far longer than that read.
+  // The OOM: memory.events of the cgroup and of its ancestor system.slice move (the kernel
+  // notifies IN_MODIFY, as these writes do). The cgroup is removed at once, perhaps before the
+  // watcher read its file: the total counts the OOM through system.slice, the top-most watched
+  // cgroup, whose count the kernel keeps. The test waits until the watcher has read that file
+  // (its close after reading).
+  const std::string slice = tree.cgroup("/system.slice");
   const int inotify = ::inotify_init1(IN_CLOEXEC);
   ASSERT_GE(inotify, 0);
-  ASSERT_GE(::inotify_add_watch(inotify, (doomed + "/memory.events").c_str(), IN_CLOSE_NOWRITE), 0);
+  ASSERT_GE(::inotify_add_watch(inotify, (slice + "/memory.events").c_str(), IN_CLOSE_NOWRITE), 0);
   write_events(doomed, 1, 1);
+  fs::remove_all(doomed);  // removed before the next sample
+  write_events(slice, 1, 1);
   pollfd pfd{inotify, POLLIN, 0};
   ASSERT_EQ(::poll(&pfd, 1, 10000), 1) << "the watcher did not read memory.events within 10 s";
   ::close(inotify);
-  fs::remove_all(doomed);  // removed before the next sample
 
   Snapshot second;
   ASSERT_TRUE(source->sample(second));
