@@ -128,9 +128,9 @@ void raise_descriptor_limit() {
 int run_daemon(const CliOptions& options, Config config) {
   block_daemon_signals();  // before the first thread: every thread inherits the mask
   raise_descriptor_limit();
-  // glibc gives every thread that allocates its own arena: with civetweb's 16 HTTP workers
-  // rendering concurrently, RSS grew to ~18 MiB of mostly free heap. The sampler, scanner,
-  // canary and HTTP threads still allocate; two arenas are plenty here.
+  // glibc gives every thread that allocates its own arena: with the 16 HTTP worker threads the
+  // daemon once had rendering concurrently, RSS grew to ~18 MiB of mostly free heap. The
+  // sampler, scanner, canary and HTTP threads still allocate; two arenas are plenty here.
   ::mallopt(M_ARENA_MAX, 2);
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval);
