@@ -29,6 +29,7 @@ from harness import REPO, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, free_por
 RULES = os.path.join(REPO, "deploy", "prometheus", "memdiag-alerts.yml")
 DASHBOARD = os.path.join(REPO, "deploy", "grafana", "memdiag.json")
 LIMIT = 64 << 20
+CGROUP_NAME = "memdiag-prom-%d" % os.getpid()
 DEADLINE = 150  # seconds for everything the test waits on; each wait says what it waited for
 
 # Prometheus' counters of samples it refused from a scrape (2.42 names every one of them).
@@ -143,7 +144,7 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
         if os.geteuid() != 0 or not os.path.exists(V1_MEMORY + "/memory.limit_in_bytes"):
             self.no_workload = "needs root and a cgroup v1 memory hierarchy to make a cgroup reclaim and OOM"
             return None
-        cgroup = V1Cgroup("memdiag-prom-%d" % os.getpid(), LIMIT)
+        cgroup = V1Cgroup(CGROUP_NAME, LIMIT)
         self.addCleanup(cgroup.remove)
         # 192 MiB of anonymous memory in 64 MiB: the OOM killer takes it.
         p = cgroup.run("exec python3 -c 'b = bytearray(192 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1'")
@@ -161,9 +162,13 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
         # Processes above 0.1 % of vm.max_map_count get memdiag_process_map_areas_above_threshold
         # (every process with 66 mappings here): the map-count panel's per-process series. A
         # 2 s canary cycle gives its histograms increments well within the test.
+        # The cgroup source sees only this test's cgroup: other tests' cgroups (the churn test
+        # runs beside this one under ctest -j2) would otherwise crowd it out of the
+        # nearest-their-limit panel's top 10.
         write(config, "sources:\n"
                       "  processes: {map_areas_threshold: 0.001}\n"
-                      "  canary: {interval: 2s}\n")
+                      "  canary: {interval: 2s}\n"
+                      "  cgroup: {include: [\"/%s\"], max_depth: 2}\n" % CGROUP_NAME)
         with Daemon("--config", config) as d:
             d.wait_ready()
             self.start_prometheus(d.address)
