@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scrape_vs_node_exporter import REPO_ROOT, Target  # noqa: E402
+from scrape_vs_node_exporter import REPO_ROOT, side_by_side_targets  # noqa: E402
 
 
 def status_kib(pid, field):
@@ -38,15 +38,7 @@ def main():
     p.add_argument("--settle", type=float, default=3.0, help="seconds to wait after the scrapes (default 3)")
     args = p.parse_args()
 
-    memdiagd_argv = [args.memdiagd] + (["--config", args.config] if args.config else [])
-    targets = [
-        Target("memdiagd", lambda port: memdiagd_argv + ["--web.listen-address", f"127.0.0.1:{port}"],
-               "/metrics", "memdiag_meminfo_mem_total_bytes"),
-        Target("node_exporter", lambda port: [args.node_exporter, f"--web.listen-address=127.0.0.1:{port}",
-                                              "--collector.disable-defaults", "--collector.meminfo",
-                                              "--collector.vmstat", "--collector.pressure"],
-               "/metrics", "node_memory_MemTotal_bytes"),
-    ]
+    targets = side_by_side_targets(args.memdiagd, args.config, args.node_exporter)
     try:
         for t in targets:
             t.start()

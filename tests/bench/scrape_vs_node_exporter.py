@@ -297,6 +297,20 @@ def parse_args():
     return args
 
 
+def side_by_side_targets(memdiagd, config, node_exporter):
+    """memdiagd (with `config`, or its defaults) and node_exporter with the collectors covering
+    the same node files (meminfo, vmstat, pressure), each on the port it is given."""
+    memdiagd_argv = [memdiagd] + (["--config", config] if config else [])
+    return [
+        Target("memdiagd", lambda port: memdiagd_argv + ["--web.listen-address", f"127.0.0.1:{port}"],
+               "/metrics", "memdiag_meminfo_mem_total_bytes"),
+        Target("node_exporter", lambda port: [node_exporter, f"--web.listen-address=127.0.0.1:{port}",
+                                              "--collector.disable-defaults", "--collector.meminfo",
+                                              "--collector.vmstat", "--collector.pressure"],
+               "/metrics", "node_memory_MemTotal_bytes"),
+    ]
+
+
 def main():
     args = parse_args()
     # Ctrl-C, and SIGTERM (e.g. ctest timing out), unwind so the finally below stops both
@@ -304,15 +318,7 @@ def main():
     signal.signal(signal.SIGINT, raise_interrupt)
     signal.signal(signal.SIGTERM, raise_interrupt)
 
-    memdiagd_argv = [args.memdiagd] + (["--config", args.config] if args.config else [])
-    targets = [
-        Target("memdiagd", lambda port: memdiagd_argv + ["--web.listen-address", f"127.0.0.1:{port}"],
-               "/metrics", "memdiag_meminfo_mem_total_bytes"),
-        Target("node_exporter", lambda port: [args.node_exporter, f"--web.listen-address=127.0.0.1:{port}",
-                                              "--collector.disable-defaults", "--collector.meminfo",
-                                              "--collector.vmstat", "--collector.pressure"],
-               "/metrics", "node_memory_MemTotal_bytes"),
-    ]
+    targets = side_by_side_targets(args.memdiagd, args.config, args.node_exporter)
     names = [t.name for t in targets]
     rounds = []
     try:
