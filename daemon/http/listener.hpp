@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "daemon/http/unique_fd.hpp"
+#include "probes/linux/unique_fd.hpp"
 #include "probes/core/expected.hpp"
 
 namespace memdiag::http {

@@ -16,7 +16,7 @@
 
 #include "daemon/http/endpoints.hpp"
 #include "daemon/http/server_limits.hpp"
-#include "daemon/http/unique_fd.hpp"
+#include "probes/linux/unique_fd.hpp"
 #include "probes/core/expected.hpp"
 
 namespace memdiag::http {

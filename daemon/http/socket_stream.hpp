@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "daemon/http/unique_fd.hpp"
+#include "probes/linux/unique_fd.hpp"
 
 namespace memdiag::http {
 

@@ -1,6 +1,9 @@
 // Reclaim-stall tracing (issue #4), user-space half: loads reclaim_stall.bpf.c (CO-RE, one
 // object for every kernel with BTF), attaches it, and reads its in-kernel histograms back as
-// plain data. Loading costs tens of milliseconds once; a read costs a few map syscalls.
+// plain data. Loading costs tens of milliseconds once, in a short-lived child process
+// (bpf_loader_child.hpp) so libbpf's parse of the kernel's BTF never weighs on the daemon; the
+// probe keeps the descriptors of the maps, programs and links it sent back. A read costs a few
+// map syscalls.
 //
 // Each stall kind (and the OOM victim program) attaches on its own, tp_btf first, then the
 // classic tracepoint: a kernel without one kind's tracepoints (mm_vmscan_throttled before 5.16)
@@ -11,10 +14,12 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probes/bpf/libbpf_log.hpp"
@@ -22,9 +27,7 @@
 #include "probes/core/expected.hpp"
 #include "probes/core/log2_distribution.hpp"
 #include "probes/core/stall_kind.hpp"
-
-struct reclaim_stall;  // the bpftool skeleton, kept out of this header
-struct bpf_link;
+#include "probes/linux/unique_fd.hpp"
 
 namespace memdiag {
 
@@ -98,29 +101,24 @@ struct ReclaimStallReading {
   AttachMode mode = AttachMode::kTpBtf;  // as ReclaimStallProbe::mode()
 };
 
-// One attachment of one program; bpf_link__destroy detaches it.
-struct BpfLinkDeleter {
-  void operator()(struct bpf_link* link) const;
-};
-using BpfLinks = std::vector<std::unique_ptr<struct bpf_link, BpfLinkDeleter>>;
-
 // Kernel-side cost of one program: run_count/run_time_ns stay 0 unless
 // sysctl kernel.bpf_stats_enabled=1 (the kernel only times programs while it is on).
 struct BpfProgramStats {
   std::string name;
+  std::uint32_t id = 0;  // the kernel's program id (bpftool prog show id N)
   std::uint64_t run_count = 0;
   std::uint64_t run_time_ns = 0;
 };
 
 class ReclaimStallProbe {
  public:
-  // Loads and attaches, each unit on its own: tp_btf first (unless force_tracepoint), then
-  // classic tracepoints if allowed. Succeeds when at least one unit attached; see kind() and
-  // oom_victims() for the others. Needs CAP_BPF + CAP_PERFMON (root; without them, an error
-  // whatever the units); tracepoints also tracefs.
+  // Loads and attaches in a child process, each unit on its own: tp_btf first (unless
+  // force_tracepoint), then classic tracepoints if allowed. Succeeds when at least one unit
+  // attached; see kind() and oom_victims() for the others. Needs CAP_BPF + CAP_PERFMON (root;
+  // without them, an error whatever the units); tracepoints also tracefs.
   static Expected<std::unique_ptr<ReclaimStallProbe>> open(const ProbeOptions& options = {});
 
-  ~ReclaimStallProbe();  // detaches and frees the maps
+  ~ReclaimStallProbe();  // closes the links (detaching the programs) and the maps
   ReclaimStallProbe(const ReclaimStallProbe&) = delete;
   ReclaimStallProbe& operator=(const ReclaimStallProbe&) = delete;
 
@@ -153,16 +151,27 @@ class ReclaimStallProbe {
   // Per attached program (see BpfProgramStats for when the figures are non-zero).
   Expected<std::vector<BpfProgramStats>> program_stats() const;
 
+  // What the loading child cost: its peak RSS (it began as a copy of this process) and the
+  // time from fork to its answer.
+  long loader_peak_rss_kib() const { return loader_peak_rss_kib_; }
+  std::chrono::microseconds load_time() const { return load_time_; }
+
  private:
-  ReclaimStallProbe(struct reclaim_stall* skeleton, BpfLinks links,
-                    std::array<UnitAttachment, kReclaimStallUnits> units);
+  ReclaimStallProbe() = default;
 
   Status read_histograms();
   Status read_victims();
   Status read_drops();
 
-  struct reclaim_stall* skel_;
-  BpfLinks links_;  // one per attached program; destroyed before the skeleton
+  UniqueFd stall_hist_;
+  UniqueFd oom_victims_;
+  UniqueFd drops_;
+  // The object's .bss (the generation counters), mapped read-only from its map; null on
+  // kernels without mmap-able global data (before 5.5).
+  const void* bss_ = nullptr;
+  std::size_t bss_size_ = 0;
+  std::vector<std::pair<std::string, UniqueFd>> programs_;  // name, descriptor; loaded ones only
+  std::vector<UniqueFd> links_;                             // one per attached program
   std::array<UnitAttachment, kReclaimStallUnits> units_;
   AttachMode mode_ = AttachMode::kTpBtf;
   // Scratch for batched map reads, kept between reads to avoid reallocating.
@@ -173,6 +182,8 @@ class ReclaimStallProbe {
   bool last_valid_ = false;
   std::uint64_t last_hist_generation_ = 0;
   std::uint64_t last_victim_generation_ = 0;
+  long loader_peak_rss_kib_ = 0;
+  std::chrono::microseconds load_time_{0};
 };
 
 }  // namespace memdiag

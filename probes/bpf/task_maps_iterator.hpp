@@ -1,7 +1,9 @@
 // Per-process map counts and RSS split (issue #5), eBPF half: an iter/task program
 // (task_maps.bpf.c) walks the kernel's task list once per scan and emits one binary record per
-// process; no /proc/PID/maps reads. Loading + attaching costs tens of milliseconds once; a scan
-// of ~2000 processes about 0.6-0.8 ms here (6.18, 2 CPUs).
+// process; no /proc/PID/maps reads. Loading + attaching costs tens of milliseconds once, in a
+// short-lived child process (bpf_loader_child.hpp: libbpf's parse of the kernel's BTF is paid
+// there), which sends back the iterator's link; a scan of ~2000 processes about 0.6-0.8 ms here
+// (6.18, 2 CPUs).
 //
 // Errors are values naming the cause ("no BTF at ...", "permission denied ...", "kernel lacks
 // BPF task iterators ..."); libbpf's own output never reaches stderr.
@@ -15,19 +17,17 @@
 
 #include "probes/core/expected.hpp"
 #include "probes/core/process_record.hpp"
-
-struct task_maps;  // the bpftool skeleton, kept out of this header
-struct bpf_link;
+#include "probes/linux/unique_fd.hpp"
 
 namespace memdiag {
 
 class TaskMapsIterator {
  public:
-  // Loads task_maps.bpf.c and attaches the iterator link (once). btf_path: BTF for CO-RE
-  // relocations; empty = /sys/kernel/btf/vmlinux. Needs CAP_BPF + CAP_PERFMON (root).
+  // Loads task_maps.bpf.c and attaches the iterator link (once), in a child process. btf_path:
+  // BTF for CO-RE relocations; empty = /sys/kernel/btf/vmlinux. Needs CAP_BPF + CAP_PERFMON.
   static Expected<std::unique_ptr<TaskMapsIterator>> open(const std::string& btf_path = "");
 
-  ~TaskMapsIterator();  // detaches and frees the program
+  ~TaskMapsIterator() = default;  // closing the link frees the program
   TaskMapsIterator(const TaskMapsIterator&) = delete;
   TaskMapsIterator& operator=(const TaskMapsIterator&) = delete;
 
@@ -38,10 +38,9 @@ class TaskMapsIterator {
   Status scan(std::vector<ProcessMaps>& out);
 
  private:
-  TaskMapsIterator(struct task_maps* skeleton, struct bpf_link* link, std::uint64_t page_size);
+  TaskMapsIterator(UniqueFd link, std::uint64_t page_size);
 
-  struct task_maps* skel_;
-  struct bpf_link* link_;
+  UniqueFd link_;  // the iterator's link: each scan creates an iterator from it
   std::uint64_t page_size_;
   std::vector<unsigned char> buffer_;  // read buffer, kept between scans
 };

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include <bpf/bpf.h>
 #include <gtest/gtest.h>
 
 #include "exporters/prometheus/snapshot_collector.hpp"
@@ -225,6 +226,64 @@ TEST_F(ReclaimStallLive, OpensRepeatedlyInTpBtfMode) {
     EXPECT_EQ(mode, AttachMode::kTpBtf) << "open " << i;
   }
   EXPECT_EQ(mode, AttachMode::kTpBtf);  // this kernel has BTF: no fallback needed
+}
+
+// libbpf's parse of the kernel's BTF (~2x the file's size for a moment) happens in the loader's
+// child: this process's peak does not move while the probe opens, and the child's peak holds at
+// least one copy of the BTF beyond what it shared with this process when it was forked.
+TEST_F(ReclaimStallLive, LoadingParsesTheKernelsBtfInTheChildNotHere) {
+  auto read_status_kib = [](const char* field) {
+    std::FILE* f = std::fopen("/proc/self/status", "r");
+    long value = -1;
+    char line[256];
+    while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::strncmp(line, field, std::strlen(field)) == 0) value = std::strtol(line + std::strlen(field), nullptr, 10);
+    }
+    if (f != nullptr) std::fclose(f);
+    return value;
+  };
+  ASSERT_TRUE(write_text("/proc/self/clear_refs", "5"));  // VmHWM := VmRSS from here
+  const long rss_before = read_status_kib("VmRSS:");
+  const long peak_before = read_status_kib("VmHWM:");
+  auto probe = ReclaimStallProbe::open();
+  ASSERT_TRUE(probe.ok()) << probe.error().message;
+  const long peak_after = read_status_kib("VmHWM:");
+  const long btf_kib = static_cast<long>(std::filesystem::file_size("/sys/kernel/btf/vmlinux") / 1024);
+  std::printf("parent peak +%ld KiB; loader child peak %ld KiB (parent RSS at fork %ld KiB, BTF %ld KiB), %lld us\n",
+              peak_after - peak_before, (*probe)->loader_peak_rss_kib(), rss_before, btf_kib,
+              static_cast<long long>((*probe)->load_time().count()));
+  EXPECT_LT(peak_after - peak_before, btf_kib / 2) << "the BTF was parsed in this process";
+  EXPECT_GT((*probe)->loader_peak_rss_kib(), rss_before + btf_kib) << "the child did not hold the BTF";
+}
+
+// The daemon holds the only references once the child has exited: closing the probe unloads
+// every program (the kernel frees them shortly after the last reference goes).
+TEST_F(ReclaimStallLive, ClosingTheProbeUnloadsItsPrograms) {
+  auto probe = ReclaimStallProbe::open();
+  ASSERT_TRUE(probe.ok()) << probe.error().message;
+  auto stats = (*probe)->program_stats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  ASSERT_FALSE(stats->empty());
+  std::vector<std::uint32_t> ids;
+  for (const BpfProgramStats& p : *stats) {
+    ASSERT_NE(p.id, 0u) << p.name;
+    ids.push_back(p.id);
+  }
+  auto loaded = [](std::uint32_t id) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+  };
+  for (std::uint32_t id : ids) EXPECT_TRUE(loaded(id)) << "program " << id << " not loaded while the probe lives";
+  probe = make_error("closed");  // the probe goes
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::size_t still = ids.size();
+  while (still != 0 && std::chrono::steady_clock::now() < deadline) {
+    still = static_cast<std::size_t>(std::count_if(ids.begin(), ids.end(), loaded));
+    if (still != 0) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(still, 0u) << "programs still loaded 10 s after the probe closed";
 }
 
 TEST_F(ReclaimStallLive, TpBtfWithoutFallbackOpens) {

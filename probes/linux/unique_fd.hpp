@@ -1,12 +1,13 @@
 // A file descriptor that closes itself: sockets of the HTTP server change hands between the
-// listener, the loop and its connections, and every path out (errors included) must close them.
+// listener, the loop and its connections, and descriptors of BPF objects come back from the
+// loader's child process; every path out (errors included) must close them.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace memdiag::http {
+namespace memdiag {
 
 class UniqueFd {
  public:
@@ -32,4 +33,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace memdiag::http
+}  // namespace memdiag
