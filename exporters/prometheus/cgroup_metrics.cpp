@@ -63,7 +63,8 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.dropped));
   sink.family("memdiag_cgroups_watched",
-              "Cgroups with v1 pressure_level and OOM eventfds registered (sources.cgroup.max_watched).",
+              "Cgroups watched for notifications as they fire (sources.cgroup.max_watched): v1 pressure_level and "
+              "oom_control eventfds, v2 memory.events through inotify.",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.watched));
   if (section.oom_notifications) {
