@@ -4,6 +4,7 @@
 
 #include "exporters/prometheus/canary_metrics.hpp"
 #include "exporters/prometheus/cgroup_metrics.hpp"
+#include "exporters/prometheus/overcommit_metrics.hpp"
 #include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
 #include "exporters/prometheus/metric_names.hpp"
@@ -114,6 +115,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->reclaim_stall) render_reclaim_stall(*snap->reclaim_stall, sink);
   if (snap->processes) render_processes(*snap->processes, sink);
   if (snap->canary) render_canary(*snap->canary, sink);
+  if (snap->derived.overcommit) render_overcommit(*snap->derived.overcommit, sink);
 }
 
 std::shared_ptr<const SnapshotCollector::RenderedSchema> SnapshotCollector::rendered(

@@ -2,10 +2,11 @@
 // source has sampled and before the snapshot is published.
 #pragma once
 
+#include "probes/analysis/overcommit_model.hpp"
 #include "probes/core/snapshot.hpp"
 
 namespace memdiag::analysis {
 
-void derive_figures(Snapshot& snapshot);
+void derive_figures(Snapshot& snapshot, const OvercommitThresholds& thresholds = {});
 
 }  // namespace memdiag::analysis

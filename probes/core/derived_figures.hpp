@@ -6,12 +6,17 @@
 
 #include <optional>
 
+#include "probes/core/overcommit_verdict.hpp"
+
 namespace memdiag {
 
 struct DerivedFigures {
   // Sum of the hard limits of the limited leaf cgroups over physical memory: above 1 the
   // limits cannot all be honoured at once (probes/analysis/limit_overcommit.hpp).
   std::optional<double> cgroup_limit_overcommit_ratio;
+  // How much is promised that cannot all be paid (probes/analysis/overcommit_model.hpp);
+  // absent without the system memory section.
+  std::optional<OvercommitVerdict> overcommit;
 };
 
 }  // namespace memdiag

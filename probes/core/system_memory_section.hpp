@@ -21,6 +21,10 @@ struct SystemMemory {
   // vm.overcommit_memory=2; Windows: always).
   std::optional<std::uint64_t> commit_charge_bytes;
   std::optional<std::uint64_t> commit_limit_bytes;
+  // The part of the commit charge backed right now, by RAM or swap (Linux: AnonPages + Shmem +
+  // swap in use). The rest is promised and not yet paid for: it comes due as page faults.
+  // Absent where the system does not say (Windows enforces its limit, so it does not matter).
+  std::optional<std::uint64_t> commit_backed_bytes;
 };
 
 // How the system answers a request for memory it may not be able to back (Linux

@@ -5,8 +5,9 @@
 namespace memdiag {
 namespace {
 
-constexpr std::array<std::string_view, 7> kFieldNames = {"MemTotal",  "MemAvailable", "MemFree",    "SwapTotal",
-                                                         "SwapFree",  "Committed_AS", "CommitLimit"};
+constexpr std::array<std::string_view, 9> kFieldNames = {"MemTotal",     "MemAvailable", "MemFree",
+                                                         "SwapTotal",    "SwapFree",     "Committed_AS",
+                                                         "CommitLimit",  "AnonPages",    "Shmem"};
 
 }  // namespace
 
@@ -35,6 +36,16 @@ std::optional<SystemMemory> MeminfoSystemMemory::from(const FieldTable& meminfo)
   memory.swap_free_bytes = value(kSwapFree).value_or(0);
   memory.commit_charge_bytes = value(kCommitted);
   memory.commit_limit_bytes = value(kCommitLimit);
+  // What backs the promises now: the anonymous and shared-memory pages in RAM (Committed_AS
+  // charges private writable and shared anonymous/tmpfs memory) and the pages of either that
+  // were swapped out.
+  const auto anon = value(kAnonPages);
+  const auto shmem = value(kShmem);
+  if (memory.commit_charge_bytes && anon && shmem) {
+    const std::uint64_t swap_used =
+        memory.swap_total_bytes > memory.swap_free_bytes ? memory.swap_total_bytes - memory.swap_free_bytes : 0;
+    memory.commit_backed_bytes = *anon + *shmem + swap_used;
+  }
   return memory;
 }
 
