@@ -408,7 +408,7 @@ class DaemonCanaryChildTest(unittest.TestCase):
             self.assertEqual(logs.count("the daemon's canary: canary child killed by signal 9"), 1, logs)
             self.assertIn("source canary is complete again", logs)
 
-    def test_a_reload_keeps_the_child_and_none_outlives_the_daemon(self):
+    def test_a_reload_keeps_the_child_unless_the_canarys_settings_change(self):
         self.configure("interval: 200ms, working_set_bytes: 1048576", sampler="200ms")
         with Daemon("--config", self.config) as d:
             d.wait_ready()
@@ -429,14 +429,22 @@ class DaemonCanaryChildTest(unittest.TestCase):
             d.signal(signal.SIGHUP)
             self.assertTrue(wait_for(lambda: (lambda c: c and c != [child])(canary_children(d.proc.pid))),
                             canary_children(d.proc.pid))
+            self.assertTrue(wait_for(lambda: child not in child_pids(d.proc.pid), timeout=5),
+                            "the old child still runs or is not reaped")
             self.assertEqual(len(canary_children(d.proc.pid)), 1)
-            self.assertTrue(wait_for(lambda: child not in child_pids(d.proc.pid), timeout=5), "the old child not reaped")
             self.assertFalse(os.path.exists("/proc/%d" % child))
-            second = canary_children(d.proc.pid)[0]
             self.assertEqual(d.stop(), 0)
-            # Killed and reaped on the way out, not left to notice its parent has gone.
+
+    def test_no_child_outlives_a_stopped_daemon(self):
+        """SIGTERM: the child is killed and reaped on the way out, not left to notice on its own
+        (it checks its parent once per interval, 10 s here)."""
+        self.configure("interval: 10s, working_set_bytes: 1048576")
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            child = self.the_child(d)
+            self.assertEqual(d.stop(), 0)
             self.assertEqual(canary_children(d.proc.pid), [])
-            self.assertFalse(os.path.exists("/proc/%d" % second))
+            self.assertFalse(os.path.exists("/proc/%d" % child))
 
     def test_no_child_outlives_a_daemon_killed_outright(self):
         """SIGKILL: no destructor runs; the child's parent-death signal ends it."""
