@@ -406,6 +406,16 @@ TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
   expect_same_as_prometheus_cpp(r.text, r.collector);
 }
 
+TEST(CanaryExport, TheDaemonsCanaryIsNotRunningWhileItsChildIsNot) {
+  Snapshot snap;
+  snap.canary = canary_section();
+  snap.canary->node_running = false;  // its child died and is not started again yet
+  const Rendered r(std::move(snap));
+  EXPECT_EQ(r.value("memdiag_canary_running{cgroup=\"/system.slice/memdiagd.service\"}"), 0);
+  EXPECT_EQ(r.value("memdiag_canary_cycles_total{cgroup=\"/system.slice/memdiagd.service\"}"), 1) << "its counts stay";
+  EXPECT_EQ(r.value("memdiag_canary_running{cgroup=\"/kubepods/pod-a\"}"), 1);
+}
+
 TEST(TextSink, EscapesAndSpecialValues) {
   std::string out;
   TextSink sink(out);
