@@ -11,18 +11,20 @@
 #include "daemon/cli.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
-#include "probes/canary/cgroup_canary.hpp"
+#include "probes/canary/canary_child_main.hpp"
 
 int main(int argc, char** argv) {
   using namespace memdiag;
   setup_logging();
 
   const std::vector<std::string> args(argv + 1, argv + argc);
-  // Not a user-facing mode: the daemon runs itself this way inside a cgroup as a canary child
-  // (probes/canary/cgroup_canary.hpp), its readings going to stdout.
+  // Not a user-facing mode: the daemon runs itself this way for each canary, its own (in its own
+  // cgroup) and those in chosen cgroups (probes/canary/canary_child.hpp), readings to stdout.
   if (!args.empty() && args[0] == "--canary-child") {
     return canary::run_canary_child(std::vector<std::string>(args.begin() + 1, args.end()));
   }
+  // This binary is the one with that mode: the canary source starts its children from it.
+  canary::set_canary_child_program("/proc/self/exe");
   auto options = parse_cli(args);
   if (!options) {
     std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());

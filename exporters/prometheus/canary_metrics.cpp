@@ -10,7 +10,7 @@ using prometheus::MetricType;
 // The daemon's canary first, then the cgroup canaries, each labelled by its cgroup.
 template <class Visit>
 void each_canary(const CanarySection& section, Visit visit) {
-  visit(section.node_cgroup, section.node, true);
+  visit(section.node_cgroup, section.node, section.node_running);
   for (const auto& c : section.cgroups) visit(c.cgroup, c.reading, c.running);
 }
 
@@ -51,7 +51,7 @@ void render_counters(const CanarySection& section, MetricSink& sink) {
        MetricType::Counter, [](const CanaryReading& r, bool) { return static_cast<double>(r.skipped); }},
       {"memdiag_canary_backing_off", "1 while the canary skips its cycles for memory pressure.", MetricType::Gauge,
        [](const CanaryReading& r, bool) { return r.backing_off ? 1.0 : 0.0; }},
-      {"memdiag_canary_running", "1 while the canary runs (a cgroup canary's child process is alive).",
+      {"memdiag_canary_running", "1 while the canary runs (its child process is alive).",
        MetricType::Gauge, [](const CanaryReading&, bool running) { return running ? 1.0 : 0.0; }},
   };
   for (const Counter& c : kCounters) {

@@ -86,6 +86,16 @@ SourceRegistration canary_registration() {
                [](const OptionValue& value, CanarySettings& settings) {
                  return read_cgroups(value, settings.cgroups);
                }},
+              {"restart_after",
+               [](const OptionValue& value, CanarySettings& settings) -> OptionStatus {
+                 auto after = value.duration();
+                 if (!after) return after.error();
+                 if (*after < std::chrono::seconds(1) || *after > std::chrono::hours(1)) {
+                   return value.refuse("between 1s and 1h");
+                 }
+                 settings.restart_after = *after;
+                 return Ok{};
+               }},
           },
       .check_together = [](const CanarySettings& settings) -> std::optional<KeyRefusal> {
         if (settings.working_set_bytes + kCeilingMargin > settings.ceiling_bytes) {

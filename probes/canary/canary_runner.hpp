@@ -1,8 +1,10 @@
-// The daemon's canary (issue 6): a cycle (canary_cycle.hpp) every `interval` on a thread of
-// its own, on an allocator instance of its own with a hard ceiling. It must never add to a
-// crisis: when node memory PSI `full` (avg10) is at or above `backoff_psi_full`, due cycles are
-// skipped and counted until it drops. Its counters live in one mlock()ed page, so reading them
-// out never waits on a page fault when the node is drowning.
+// The canary (issue 6): a cycle (canary_cycle.hpp) at every tick(), every `interval` on a
+// thread of its own after start(), on an allocator instance of its own with a hard ceiling. It
+// must never add to a crisis: when node memory PSI `full` (avg10) is at or above
+// `backoff_psi_full`, due cycles are skipped and counted until it drops. Its counters live in
+// one mlock()ed page, so reading them out never waits on a page fault when the node is drowning.
+// memdiagd runs it in a canary child process (canary_child_main.hpp), ticking on the child's
+// main thread, so the lock and the working set are the child's; tests run it in-process.
 #pragma once
 
 #include <chrono>

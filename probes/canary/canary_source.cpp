@@ -1,14 +1,12 @@
 #include "probes/canary/canary_source.hpp"
 
-#include <exception>
-
 #include "probes/linux/cgroup/cgroup_hierarchy.hpp"
 #include "probes/linux/process/process_status_parser.hpp"
 
 namespace memdiag::canary {
 
-CanarySource::CanarySource(const KernelPaths& paths, const CanarySettings& settings)
-    : paths_(paths), settings_(settings) {
+CanarySource::CanarySource(const KernelPaths& paths, const CanarySettings& settings, std::string program)
+    : paths_(paths), settings_(settings), program_(std::move(program)) {
   runner_options_.interval = settings_.interval;
   runner_options_.working_set_bytes = settings_.working_set_bytes;
   runner_options_.ceiling_bytes = settings_.ceiling_bytes;
@@ -17,7 +15,10 @@ CanarySource::CanarySource(const KernelPaths& paths, const CanarySettings& setti
 }
 
 Status CanarySource::probe() {
-  if (runner_) return Ok{};
+  if (node_) return Ok{};
+  if (program_.empty()) {
+    return make_error("this program has no --canary-child mode to run canaries in (memdiagd has)");
+  }
   KernelFile mountinfo(paths_.procfs + "/self/mountinfo");
   auto hierarchy = find_memory_hierarchy(paths_, mountinfo);
   const CgroupVersion version = hierarchy ? hierarchy->version : CgroupVersion::kV2;
@@ -33,27 +34,25 @@ Status CanarySource::probe() {
       // The daemon's own canary runs there already; a second would repeat its series.
       if (cgroup == own_cgroup_) continue;
       std::vector<std::string> dirs = {hierarchy->root + cgroup};
-      cgroup_canaries_.push_back(std::make_unique<CgroupCanary>(cgroup, std::move(dirs), runner_options_));
+      cgroup_canaries_.push_back(std::make_unique<CgroupCanary>(cgroup, std::move(dirs), runner_options_, program_,
+                                                                settings_.restart_after));
     }
   }
-  // Errors are values past this point: the runner's page or thread may be refused when the
-  // node is short of memory, and the sampler must hear it as a reason, not an exception.
-  try {
-    auto runner = std::make_unique<CanaryRunner>(runner_options_);
-    runner->start();
-    runner_ = std::move(runner);
-  } catch (const std::exception& e) {
-    cgroup_canaries_.clear();
-    return make_error(std::string("cannot start the canary: ") + e.what());
-  }
+  // No cgroup to join: the child stays in the daemon's, which is what its `cgroup` label says.
+  node_ = std::make_unique<CanaryChild>(runner_options_, program_, std::vector<std::string>{}, settings_.restart_after);
   return Ok{};
 }
 
 Status CanarySource::sample(Snapshot& out) {
   CanarySection section;
   section.node_cgroup = own_cgroup_;
-  section.node = runner_->reading();
-  section.allocator = runner_->allocator_stats();
+  CanaryChildStatus node = node_->poll();
+  section.node = node.report.reading;
+  section.allocator = node.report.allocator;
+  section.node_running = node.running;
+  node_error_ = std::move(node.error);
+  node_unlocked_ = node.reported && !node.report.bookkeeping_locked;
+  node_pid_ = node.pid;
   cgroup_errors_.clear();
   for (auto& canary : cgroup_canaries_) {
     section.cgroups.push_back(canary->poll());
@@ -67,9 +66,11 @@ Status CanarySource::sample(Snapshot& out) {
 
 std::string CanarySource::degraded() const {
   std::string reasons = hierarchy_problem_;
-  for (const auto& e : cgroup_errors_) reasons += (reasons.empty() ? "" : "; ") + e;
-  if (runner_ && !runner_->bookkeeping_locked()) {
-    reasons += std::string(reasons.empty() ? "" : "; ") + "could not mlock the canary's counters or its allocator's bookkeeping (RLIMIT_MEMLOCK)";
+  auto add = [&reasons](const std::string& reason) { reasons += (reasons.empty() ? "" : "; ") + reason; };
+  if (!node_error_.empty()) add("the daemon's canary: " + node_error_);
+  for (const auto& e : cgroup_errors_) add(e);
+  if (node_unlocked_) {
+    add("could not mlock the canary child's counters or its allocator's bookkeeping (RLIMIT_MEMLOCK)");
   }
   return reasons;
 }

@@ -22,7 +22,7 @@ struct CanaryReading {
   bool backing_off = false;    // the last due cycle was skipped
   double last_psi_full_avg10 = 0;  // percent, as /proc/pressure/memory says
 
-  // Adds another reading's distributions and counts (a restarted cgroup canary's predecessors);
+  // Adds another reading's distributions and counts (a restarted canary child's predecessors);
   // backing_off and the PSI reading stay this one's, they describe now.
   void add_counts(const CanaryReading& other) {
     page_fault.add(other.page_fault);
@@ -33,7 +33,8 @@ struct CanaryReading {
   }
 };
 
-// What the canary's allocator instance holds (memdiag_allocator_*).
+// What the canary's allocator instance holds (memdiag_allocator_*). The daemon's canary runs
+// in a child process; these are the stats that child sends back.
 struct CanaryAllocatorStats {
   std::uint64_t live_bytes = 0;
   std::uint64_t held_bytes = 0;
@@ -42,6 +43,14 @@ struct CanaryAllocatorStats {
   std::uint64_t mappings = 0;
   std::uint64_t ceiling_hits_total = 0;
   std::uint64_t failed_allocations_total = 0;
+
+  // Adds another instance's counters (a restarted child's predecessors'); the gauges stay this
+  // one's: they describe what the running child holds now.
+  void add_counters(const CanaryAllocatorStats& other) {
+    released_bytes_total += other.released_bytes_total;
+    ceiling_hits_total += other.ceiling_hits_total;
+    failed_allocations_total += other.failed_allocations_total;
+  }
 };
 
 struct CgroupCanaryReading {
@@ -52,8 +61,9 @@ struct CgroupCanaryReading {
 };
 
 struct CanarySection {
-  CanaryReading node;       // the daemon's own canary, in the daemon's cgroup
+  CanaryReading node;       // the daemon's own canary (a child process), in the daemon's cgroup
   std::string node_cgroup;  // that cgroup's path ("" when unknown)
+  bool node_running = false;  // its child process is alive
   CanaryAllocatorStats allocator;
   std::vector<CgroupCanaryReading> cgroups;
 };

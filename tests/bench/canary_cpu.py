@@ -8,13 +8,15 @@ own thread and at the same cadence, a bare cycle does what any canary has to do 
 mmap the working set, write one byte per 4 KiB page (every write a page fault), munmap. At
 the end it reports
 
-  canary share     CPU time of the daemon's thread named "memdiag-canary" (schedstat, ns)
-                   over the wall time: the fraction of one core (target < 1 %)
+  canary share     CPU time of the thread named "memdiag-canary" (schedstat, ns; the main
+                   thread of the daemon's canary child process) over the wall time: the
+                   fraction of one core (target < 1 %)
   per cycle        that CPU time divided by memdiag_canary_cycles_total, and the bare cycle's
                    median CPU time (thread_time_ns); their ratio is what the canary costs on
                    top of the page faults themselves (its timing of every fault, the size
                    classes, returning the memory)
-  whole daemon     utime+stime of the process (every thread) over the wall time
+  whole daemon     utime+stime of the process (every thread) and its canary child over the
+                   wall time
 
 Needs a build (build/bin/memdiagd). Standard library only; root is not needed.
 """
@@ -54,24 +56,45 @@ def metric(text, name):
     return float(m.group(1)) if m else None
 
 
-def canary_thread_ns(pid):
-    """CPU ns of the thread named memdiag-canary, or None while it does not exist."""
+def children(pid):
+    found = []
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != "memdiag-canary":
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                return int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
         except OSError:
             continue
+    return found
+
+
+def canary_thread_ns(pid):
+    """CPU ns of the thread named memdiag-canary (the main thread of the daemon's canary child
+    process, memdiagd --canary-child), or None while it does not exist."""
+    for process in [pid] + children(pid):
+        try:
+            tids = os.listdir(f"/proc/{process}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{process}/task/{tid}/comm") as f:
+                    if f.read().strip() != "memdiag-canary":
+                        continue
+                with open(f"/proc/{process}/task/{tid}/schedstat") as f:
+                    return int(f.read().split()[0])
+            except OSError:
+                continue
     return None
 
 
 def process_cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """utime+stime of the daemon and of its (canary) children, which run the cycles."""
+    total = 0
+    for process in [pid] + children(pid):
+        with open(f"/proc/{process}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / CLK_TCK
 
 
 def bare_cycle_ns(working_set):

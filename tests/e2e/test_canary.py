@@ -5,17 +5,27 @@ when the test makes real memory pressure, and resumes when it is gone; and a can
 memory cgroup whose limit keeps reclaim going (a page-cache workload larger than the limit, made
 by the test) reports slower page faults than one in an idle cgroup.
 
+The daemon's own canary runs in a child process (issue 13): memdiagd re-run as
+`--canary-child`, in the daemon's memory cgroup, its working set in the child's memory and not
+the daemon's (whose peak stays well below it); a child killed is started again within
+`restart_after` and the counters carry on; a SIGHUP that leaves the canary's settings alone
+keeps the very same child, and no child outlives the daemon.
+
 Needs root and a v1 memory hierarchy for the cgroup part (this machine and CI); skipped, loudly,
 elsewhere."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from harness import V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_for, wait_for_calm_memory, write
+from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_for, wait_for_calm_memory, write
+from test_cgroup_churn import built_with_asan
+
+MIB = 1 << 20
 
 
 def mean_fault_seconds(samples, cgroup):
@@ -54,6 +64,48 @@ def own_memory_cgroup(pid):
             if "memory" in controllers.split(","):
                 return path
     return ""
+
+
+def status_bytes(pid, field):
+    """A /proc/PID/status field ("VmHWM") in bytes."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no %s for %d" % (field, pid))
+
+
+def canary_children(daemon_pid):
+    """Pids of the live `--canary-child` processes a daemon started: their last argument is the
+    pid of the daemon that started them, so this finds them also after it has gone."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                args = f.read().split(b"\0")[:-1]
+        except OSError:
+            continue
+        if len(args) >= 2 and args[1] == b"--canary-child" and args[-1] == str(daemon_pid).encode():
+            pids.append(int(entry))
+    return pids
+
+
+def start_seconds(pid):
+    """When a process started, in seconds since boot (/proc/PID/stat field 22, clock ticks)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid):
+    """Every child of `pid`, zombies included (/proc/PID/task/*/children)."""
+    pids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            pids += [int(p) for p in f.read().split()]
+    return pids
 
 
 class CanaryTest(unittest.TestCase):
@@ -244,6 +296,166 @@ class CanaryTest(unittest.TestCase):
             # The children really ran in those cgroups: their faults were charged there.
             with open(busy.v1 + "/memory.failcnt") as f:
                 self.assertGreater(int(f.read()), 0)
+
+
+class DaemonCanaryChildTest(unittest.TestCase):
+    """The daemon's own canary in a child process (issue 13)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="memdiag-canary-child-", dir="/var/tmp")
+        self.config = os.path.join(self.tmp, "memdiagd.yaml")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def configure(self, canary, sampler="200ms"):
+        # The eBPF sources off: each load's BTF parse would be the daemon's peak (test_peak_memory).
+        write(self.config, "sampler: {interval: %s}\n"
+                           "sources:\n"
+                           "  reclaim_stall: {enabled: false}\n"
+                           "  processes: {enabled: false}\n"
+                           "  canary: {backoff_psi_full: 100, %s}\n" % (sampler, canary))
+
+    def the_child(self, d):
+        """The daemon's one canary child, once it has started."""
+        children = wait_for(lambda: canary_children(d.proc.pid) or None, timeout=10)
+        self.assertIsNotNone(children, "no --canary-child process of memdiagd: " + d.logs())
+        self.assertEqual(len(children), 1, children)
+        return children[0]
+
+    def test_runs_in_a_child_in_the_daemons_cgroup_with_the_working_set_out_of_the_daemons_memory(self):
+        """16 MiB every 200 ms: in the daemon, its peak would be >= 16 MiB; in the child it
+        stays at what the daemon needs itself (~7 MiB with the canary off, README "Cost")."""
+        working_set = 16 * MIB
+        self.configure("interval: 200ms, working_set_bytes: %d" % working_set)
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            cgroup = own_memory_cgroup(d.proc.pid)
+            labels = '{cgroup="%s"}' % cgroup
+            s = wait_for(lambda: (lambda s: s if s.get(("memdiag_canary_cycles_total", labels), 0) >= 5 else None)(
+                d.samples()), timeout=30)
+            self.assertIsNotNone(s, d.scrape()[-3000:])
+            child = self.the_child(d)
+            self.assertIn(child, child_pids(d.proc.pid), "the daemon's own child")
+            with open("/proc/%d/cgroup" % child) as a, open("/proc/%d/cgroup" % d.proc.pid) as b:
+                self.assertEqual(a.read(), b.read(), "the child stays in the daemon's cgroups")
+            with open("/proc/%d/comm" % child) as f:
+                self.assertEqual(f.read().strip(), "memdiag-canary")
+            cycles = s[("memdiag_canary_cycles_total", labels)]
+            # The series move as before: every cycle faults its 4096 pages in.
+            self.assertGreaterEqual(s[("memdiag_canary_page_fault_seconds_count", labels)], cycles * 4096)
+            self.assertGreater(mean_fault_seconds(s, cgroup), 300e-9)
+            self.assertGreater(s[("memdiag_canary_cycle_seconds_count", labels)], 0)
+            self.assertEqual(s[("memdiag_canary_running", labels)], 1)
+            self.assertEqual(s[("memdiag_canary_failures_total", labels)], 0)
+            self.assertEqual(s[("memdiag_source_up", '{source="canary"}')], 1)
+            # The allocator's stats are the child's: every cycle released its working set.
+            self.assertGreaterEqual(s[("memdiag_allocator_released_bytes_total", "")], cycles * working_set)
+            self.assertGreater(s[("memdiag_allocator_reserved_bytes", "")], 0)
+            # The working set was touched in the child (its peak; its RSS drops again after each
+            # cycle gives the pages back), and not in the daemon.
+            child_hwm, daemon_hwm = status_bytes(child, "VmHWM"), status_bytes(d.proc.pid, "VmHWM")
+            print("\ncanary child VmHWM %.1f MiB, daemon VmHWM %.1f MiB" % (child_hwm / MIB, daemon_hwm / MIB),
+                  file=sys.stderr)
+            self.assertGreaterEqual(child_hwm, working_set)
+            if built_with_asan(MEMDIAGD):
+                return  # ASan's shadow memory and quarantine: the daemon's peak says nothing here
+            self.assertLess(daemon_hwm, 12 * MIB)
+
+    def test_a_killed_child_is_started_again_within_restart_after_and_the_counters_carry_on(self):
+        """restart_after 5 s; the child is killed ~1 s after it started (3 cycles of 200 ms), so
+        the daemon spends ~4 s without one: memdiag_canary_running and the log show it."""
+        self.configure("interval: 200ms, working_set_bytes: 4194304, restart_after: 5s")
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            labels = '{cgroup="%s"}' % own_memory_cgroup(d.proc.pid)
+            counters = [("memdiag_canary_cycles_total", labels), ("memdiag_canary_page_fault_seconds_count", labels),
+                        ("memdiag_canary_cycle_seconds_count", labels), ("memdiag_allocator_released_bytes_total", "")]
+            self.assertTrue(wait_for(lambda: d.samples().get(counters[0], 0) >= 3, timeout=30))
+            first = self.the_child(d)
+            first_started = start_seconds(first)
+            os.kill(first, signal.SIGKILL)
+            killed_at = time.monotonic()
+            seen = {c: 0 for c in counters}
+            restarted_after = None
+            down_seen = False
+            deadline = killed_at + 30
+            while time.monotonic() < deadline:
+                s = d.samples()
+                for c in counters:
+                    self.assertGreaterEqual(s[c], seen[c], "%s went backwards" % (c,))
+                    seen[c] = s[c]
+                if s[("memdiag_canary_running", labels)] == 0:
+                    down_seen = True
+                    self.assertEqual(s[("memdiag_allocator_held_bytes", "")], 0)
+                children = canary_children(d.proc.pid)
+                if restarted_after is None and children and children != [first]:
+                    restarted_after = time.monotonic() - killed_at
+                    at_restart = dict(seen)
+                if restarted_after is not None and seen[counters[0]] >= at_restart[counters[0]] + 3:
+                    break
+                time.sleep(0.1)
+            self.assertTrue(down_seen, "memdiag_canary_running never showed the dead child")
+            self.assertIsNotNone(restarted_after, "no new canary child within 30 s: " + d.logs())
+            # Not before restart_after from the last start (no fork loop), and soon after it: one
+            # sample (200 ms) to notice, the exec, the slack for a loaded machine.
+            second = canary_children(d.proc.pid)[0]
+            self.assertGreaterEqual(start_seconds(second) - first_started, 5 - 0.02)
+            self.assertLess(restarted_after, 5 + 3)
+            self.assertGreaterEqual(seen[counters[0]], at_restart[counters[0]] + 3,
+                                    "the new child's cycles add to the old one's")
+            self.assertEqual(d.samples()[("memdiag_canary_running", labels)], 1)
+            # Said once, not per sample; and that it is over.
+            logs = d.logs()
+            self.assertEqual(logs.count("the daemon's canary: canary child killed by signal 9"), 1, logs)
+            self.assertIn("source canary is complete again", logs)
+
+    def test_a_reload_keeps_the_child_unless_the_canarys_settings_change(self):
+        self.configure("interval: 200ms, working_set_bytes: 1048576", sampler="200ms")
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            labels = '{cgroup="%s"}' % own_memory_cgroup(d.proc.pid)
+            self.assertTrue(wait_for(lambda: d.samples().get(("memdiag_canary_cycles_total", labels), 0) >= 3))
+            child = self.the_child(d)
+            # Another source's settings and the sampler's interval change; the canary's do not.
+            self.configure("interval: 200ms, working_set_bytes: 1048576", sampler="300ms")
+            with open(self.config, "a") as f:
+                f.write("  vm_sysctl: {refresh_interval: 5s}\n")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(wait_for(lambda: "SIGHUP: reloaded" in d.logs()))
+            cycles = d.samples()[("memdiag_canary_cycles_total", labels)]
+            self.assertTrue(wait_for(lambda: d.samples()[("memdiag_canary_cycles_total", labels)] >= cycles + 3))
+            self.assertEqual(canary_children(d.proc.pid), [child], "the same child serves on")
+            # A changed canary setting: a new child, and the old one gone, reaped (not a zombie).
+            self.configure("interval: 300ms, working_set_bytes: 1048576", sampler="300ms")
+            d.signal(signal.SIGHUP)
+            self.assertTrue(wait_for(lambda: (lambda c: c and c != [child])(canary_children(d.proc.pid))),
+                            canary_children(d.proc.pid))
+            self.assertTrue(wait_for(lambda: child not in child_pids(d.proc.pid), timeout=5),
+                            "the old child still runs or is not reaped")
+            self.assertEqual(len(canary_children(d.proc.pid)), 1)
+            self.assertFalse(os.path.exists("/proc/%d" % child))
+            self.assertEqual(d.stop(), 0)
+
+    def test_no_child_outlives_a_stopped_daemon(self):
+        """SIGTERM: the child is killed and reaped on the way out, not left to notice on its own
+        (it checks its parent once per interval, 10 s here)."""
+        self.configure("interval: 10s, working_set_bytes: 1048576")
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            child = self.the_child(d)
+            self.assertEqual(d.stop(), 0)
+            self.assertEqual(canary_children(d.proc.pid), [])
+            self.assertFalse(os.path.exists("/proc/%d" % child))
+
+    def test_no_child_outlives_a_daemon_killed_outright(self):
+        """SIGKILL: no destructor runs; the child's parent-death signal ends it."""
+        self.configure("interval: 10s, working_set_bytes: 1048576")
+        with Daemon("--config", self.config) as d:
+            d.wait_ready()
+            child = self.the_child(d)
+            d.proc.kill()
+            d.proc.wait()
+            self.assertTrue(wait_for(lambda: not canary_children(d.proc.pid), timeout=2),
+                            "canary child %d outlived its daemon" % child)
 
 
 if __name__ == "__main__":

@@ -164,9 +164,11 @@ TEST(Config, CanaryOptions) {
   const auto defaults = default_config().source_options<CanarySettings>("canary");
   EXPECT_EQ(defaults.interval, std::chrono::seconds(10));
   EXPECT_EQ(defaults.working_set_bytes, 16u << 20);
+  EXPECT_EQ(defaults.restart_after, std::chrono::seconds(60));
   auto config = parse_config(
       "sources:\n  canary:\n    working_set_bytes: 134217728\n    ceiling_bytes: 268435456\n"
-      "    interval: 30s\n    backoff_psi_full: 2.5\n    cgroups: [/kubepods/pod-a, /batch.slice]\n",
+      "    interval: 30s\n    backoff_psi_full: 2.5\n    cgroups: [/kubepods/pod-a, /batch.slice]\n"
+      "    restart_after: 5s\n",
       "x.yaml");
   ASSERT_TRUE(config) << config.error().to_string();
   const auto options = config->source_options<CanarySettings>("canary");
@@ -175,6 +177,7 @@ TEST(Config, CanaryOptions) {
   EXPECT_EQ(options.interval, std::chrono::seconds(30));
   EXPECT_DOUBLE_EQ(options.backoff_psi_full, 2.5);
   EXPECT_EQ(options.cgroups, (std::vector<std::string>{"/kubepods/pod-a", "/batch.slice"}));
+  EXPECT_EQ(options.restart_after, std::chrono::seconds(5));
 }
 
 TEST(Config, EmptySectionsMeanDefaults) {

@@ -358,6 +358,7 @@ TEST(ProcessExport, FastTextEqualsPrometheusCppSerializer) {
 CanarySection canary_section() {
   CanarySection section;
   section.node_cgroup = "/system.slice/memdiagd.service";
+  section.node_running = true;
   for (std::uint64_t ns : {3000u, 5000u, 9000u, 70000u}) section.node.page_fault.record(ns);
   section.node.cycle.record(20000000);
   section.node.cycles = 1;
@@ -399,9 +400,20 @@ TEST(CanaryExport, HistogramsCountersAndAllocatorStats) {
   EXPECT_EQ(value("memdiag_canary_skipped_total{cgroup=\"/kubepods/pod-a\"}"), 4);
   EXPECT_EQ(value("memdiag_canary_backing_off{cgroup=\"/kubepods/pod-a\"}"), 1);
   EXPECT_EQ(value("memdiag_canary_running{cgroup=\"/kubepods/pod-a\"}"), 1);
+  EXPECT_EQ(value("memdiag_canary_running{" + node + "}"), 1);
   EXPECT_EQ(value("memdiag_allocator_released_bytes_total"), 16 << 20);
   EXPECT_EQ(value("memdiag_allocator_mappings"), 2);
   expect_same_as_prometheus_cpp(r.text, r.collector);
+}
+
+TEST(CanaryExport, TheDaemonsCanaryIsNotRunningWhileItsChildIsNot) {
+  Snapshot snap;
+  snap.canary = canary_section();
+  snap.canary->node_running = false;  // its child died and is not started again yet
+  const Rendered r(std::move(snap));
+  EXPECT_EQ(r.value("memdiag_canary_running{cgroup=\"/system.slice/memdiagd.service\"}"), 0);
+  EXPECT_EQ(r.value("memdiag_canary_cycles_total{cgroup=\"/system.slice/memdiagd.service\"}"), 1) << "its counts stay";
+  EXPECT_EQ(r.value("memdiag_canary_running{cgroup=\"/kubepods/pod-a\"}"), 1);
 }
 
 TEST(TextSink, EscapesAndSpecialValues) {
