@@ -224,14 +224,69 @@ PROCESS_FAMILIES = ("memdiag_process_map_areas", "memdiag_process_resident_bytes
                     "memdiag_process_map_areas_threshold_ratio", "memdiag_processes")
 
 
+# README "Overcommit risk": the figures from meminfo, the mode from vm.overcommit_memory, and
+# the default thresholds of the levels low, medium, high, critical.
+_UNBACKED_TO_SUPPLY = (0.5, 1.0, 2.0, 4.0)
+_COMMIT_LIMIT_RATIO = (0.85, 0.90, 0.95, 0.98)
+_LEVELS = ("none", "low", "medium", "high", "critical")
+_OVERCOMMIT_REASONS = ("unbacked_promises", "commit_limit", "cgroup_limits", "overcommit_always")
+_MODES = {0: "heuristic", 1: "always", 2: "never"}
+
+
+def _level(value, bounds):
+    return sum(1 for b in bounds if value >= b)
+
+
+def expected_overcommit(procfs):
+    """The memdiag_overcommit_* families of a tree without cgroups: unbacked = Committed_AS -
+    AnonPages - Shmem - (SwapTotal - SwapFree), at least 0; supply = MemAvailable + SwapFree;
+    the ratios; the level of the mode's rule, as a number, a state set and reasons."""
+    kb = {}
+    for line in _read(os.path.join(procfs, "meminfo")).splitlines():
+        name, rest = line.split(":", 1)
+        words = rest.split()
+        if len(words) == 2:
+            kb[name] = int(words[0]) * 1024
+    mode = _MODES[int(_read(os.path.join(procfs, "sys", "vm", "overcommit_memory")))]
+    charge, limit = kb["Committed_AS"], kb["CommitLimit"]
+    swap_used = max(0, kb["SwapTotal"] - kb["SwapFree"])
+    unbacked = max(0, charge - kb["AnonPages"] - kb["Shmem"] - swap_used)
+    supply = kb["MemAvailable"] + kb["SwapFree"]
+    out = {key("memdiag_overcommit_unbacked_bytes"): unbacked,
+           key("memdiag_overcommit_supply_bytes"): supply,
+           key("memdiag_overcommit_unbacked_to_supply_ratio"): unbacked / supply,
+           key("memdiag_overcommit_commit_limit_ratio"): charge / limit,
+           key("memdiag_overcommit_commit_ratio"): charge / (kb["MemTotal"] + kb["SwapTotal"]),
+           key("memdiag_overcommit_mode_info", mode=mode, assumed="false"): 1}
+    reasons = set()
+    if mode == "never":
+        level = _level(charge / limit, _COMMIT_LIMIT_RATIO[:3])
+        if limit - charge < 100 << 20 or charge / limit >= _COMMIT_LIMIT_RATIO[3]:
+            level = 4
+        if level:
+            reasons.add("commit_limit")
+    else:
+        level = _level(unbacked / supply, _UNBACKED_TO_SUPPLY)
+        if level:
+            reasons.add("unbacked_promises")
+        if mode == "always" and unbacked / supply >= _UNBACKED_TO_SUPPLY[1]:
+            reasons.add("overcommit_always")
+    out[key("memdiag_overcommit_risk_level")] = level
+    for i, name in enumerate(_LEVELS):
+        out[key("memdiag_overcommit_risk_state", level=name)] = int(i == level)
+    for reason in _OVERCOMMIT_REASONS:
+        out[key("memdiag_overcommit_risk_reason", reason=reason)] = int(reason in reasons)
+    return out
+
+
 def node_families(name):
-    return (name.startswith(("memdiag_meminfo_", "memdiag_vmstat_", "memdiag_pressure_"))
+    return (name.startswith(("memdiag_meminfo_", "memdiag_vmstat_", "memdiag_pressure_", "memdiag_overcommit_"))
             or name == "memdiag_vm_sysctl" or name in PROCESS_FAMILIES)
 
 
 def expected_node(procfs, process_threshold):
     out = {}
-    for part in (expected_meminfo, expected_vmstat, expected_pressure, expected_vm_sysctl):
+    for part in (expected_meminfo, expected_vmstat, expected_pressure, expected_vm_sysctl, expected_overcommit):
         out.update(part(procfs))
     out.update(expected_processes(procfs, process_threshold))
     return out
