@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "daemon/verdict_log.hpp"
 #include "probes/analysis/derive_figures.hpp"
 
 namespace memdiag {
@@ -106,6 +107,17 @@ SnapshotPtr Sampler::sample_now() {
   snapshot->sources.reserve(slots_.size());
   for (auto& slot : slots_) snapshot->sources.push_back(sample_slot(slot, *snapshot));
   analysis::derive_figures(*snapshot);
+  snapshot->derived.stall = stall_model_.assess(*snapshot, store_.recent());
+  if (snapshot->derived.stall->level != logged_stall_level_) {
+    const auto& verdict = *snapshot->derived.stall;
+    const std::string line = describe_stall_transition(logged_stall_level_, verdict);
+    if (verdict.level > logged_stall_level_) {
+      spdlog::warn("{}", line);
+    } else {
+      spdlog::info("{}", line);
+    }
+    logged_stall_level_ = verdict.level;
+  }
   SnapshotPtr published = std::move(snapshot);
   store_.publish(published);
   heartbeat_ns_.store(steady_now_ns(), std::memory_order_relaxed);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/source.hpp"
 
@@ -73,6 +74,8 @@ class Sampler {
   SourceStatus sample_slot(Slot& slot, Snapshot& snapshot);
 
   SnapshotStore& store_;
+  analysis::StallModel stall_model_;  // its hysteresis spans samples: touched by the sampling thread only
+  VerdictLevel logged_stall_level_ = VerdictLevel::kNone;
   std::vector<Slot> slots_;  // touched only by the sampling thread (or before start)
   std::uint64_t sequence_ = 0;
 

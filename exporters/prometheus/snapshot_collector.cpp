@@ -5,6 +5,7 @@
 #include "exporters/prometheus/canary_metrics.hpp"
 #include "exporters/prometheus/cgroup_metrics.hpp"
 #include "exporters/prometheus/overcommit_metrics.hpp"
+#include "exporters/prometheus/stall_metrics.hpp"
 #include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
 #include "exporters/prometheus/metric_names.hpp"
@@ -116,6 +117,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->processes) render_processes(*snap->processes, sink);
   if (snap->canary) render_canary(*snap->canary, sink);
   if (snap->derived.overcommit) render_overcommit(*snap->derived.overcommit, sink);
+  if (snap->derived.stall) render_stall(*snap->derived.stall, sink);
 }
 
 std::shared_ptr<const SnapshotCollector::RenderedSchema> SnapshotCollector::rendered(

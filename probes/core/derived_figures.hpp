@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "probes/core/overcommit_verdict.hpp"
+#include "probes/core/stall_verdict.hpp"
 
 namespace memdiag {
 
@@ -17,6 +18,10 @@ struct DerivedFigures {
   // How much is promised that cannot all be paid (probes/analysis/overcommit_model.hpp);
   // absent without the system memory section.
   std::optional<OvercommitVerdict> overcommit;
+  // Is the node stalling on memory, and why (probes/analysis/stall_model.hpp); computed by the
+  // sampler's stall model from this snapshot and the ring before it. Absent in a snapshot
+  // taken outside the sampler (--once takes one, and has no window).
+  std::optional<StallVerdict> stall;
 };
 
 }  // namespace memdiag

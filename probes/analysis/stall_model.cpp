@@ -1,0 +1,173 @@
+#include "probes/analysis/stall_model.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "probes/analysis/snapshot_window.hpp"
+#include "probes/core/stall_kind.hpp"
+
+namespace memdiag::analysis {
+
+namespace {
+
+constexpr std::string_view kAllocstallPrefix = "allocstall_";
+
+std::optional<double> psi_total_seconds(const Snapshot& s, bool full) {
+  if (!s.pressure) return std::nullopt;
+  const auto& memory = s.pressure->resources[static_cast<std::size_t>(PsiResourceKind::kMemory)];
+  if (!memory) return std::nullopt;
+  if (full) {
+    if (!memory->full) return std::nullopt;
+    return static_cast<double>(memory->full->total_us) / 1e6;
+  }
+  return static_cast<double>(memory->some.total_us) / 1e6;
+}
+
+std::optional<double> vmstat(const Snapshot& s, std::string_view name) {
+  if (!s.vmstat) return std::nullopt;
+  const auto v = s.vmstat->get(name);
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+std::optional<double> allocstalls(const Snapshot& s) {
+  if (!s.vmstat || !s.vmstat->schema) return std::nullopt;
+  double sum = 0;
+  bool any = false;
+  const auto& names = s.vmstat->schema->names;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::string_view(names[i]).substr(0, kAllocstallPrefix.size()) == kAllocstallPrefix) {
+      sum += static_cast<double>(s.vmstat->values[i]);
+      any = true;
+    }
+  }
+  return any ? std::optional<double>(sum) : std::nullopt;
+}
+
+std::optional<double> ebpf_stall_seconds(const Snapshot& s, std::initializer_list<StallKind> kinds) {
+  if (!s.reclaim_stall) return std::nullopt;
+  double sum = 0;
+  for (StallKind kind : kinds) sum += static_cast<double>(s.reclaim_stall->node[static_cast<std::size_t>(kind)].sum_ns) / 1e9;
+  return sum;
+}
+
+std::optional<double> meminfo(const Snapshot& s, std::string_view name) {
+  if (!s.meminfo) return std::nullopt;
+  const auto v = s.meminfo->get(name);
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+void add(StallVerdict& v, std::string_view code, double value, const LevelThresholds& bounds,
+         VerdictLevel at_most = VerdictLevel::kCritical) {
+  VerdictLevel level = std::min(level_reached(value, bounds), at_most);
+  if (level == VerdictLevel::kNone) return;
+  v.reasons.push_back(VerdictReason{code, value, bounds[static_cast<std::size_t>(level) - 1], level});
+}
+
+void add_fixed(StallVerdict& v, std::string_view code, double value, double threshold, VerdictLevel level) {
+  v.reasons.push_back(VerdictReason{code, value, threshold, level});
+}
+
+}  // namespace
+
+StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
+                                  const StallThresholds& t) {
+  StallVerdict v;
+  StallFigures& f = v.figures;
+  if (current.pressure) v.signals.push_back(stall_signal::kPsi);
+  if (current.vmstat) v.signals.push_back(stall_signal::kVmstat);
+  if (current.reclaim_stall) v.signals.push_back(stall_signal::kEbpf);
+  if (current.meminfo) v.signals.push_back(stall_signal::kMeminfo);
+
+  if (const Snapshot* start = window_start(ring, current, t.window)) {
+    const Snapshot& s = *start;
+    f.window_seconds = seconds_between(s, current);
+    f.psi_some_ratio = rate(s, current, [](const Snapshot& x) { return psi_total_seconds(x, false); });
+    f.psi_full_ratio = rate(s, current, [](const Snapshot& x) { return psi_total_seconds(x, true); });
+    f.direct_reclaim_stall_ratio =
+        rate(s, current, [](const Snapshot& x) { return ebpf_stall_seconds(x, {StallKind::kDirect}); });
+    f.memcg_reclaim_stall_ratio = rate(
+        s, current, [](const Snapshot& x) { return ebpf_stall_seconds(x, {StallKind::kMemcg, StallKind::kSoftLimit}); });
+    f.compaction_stall_ratio =
+        rate(s, current, [](const Snapshot& x) { return ebpf_stall_seconds(x, {StallKind::kCompaction}); });
+    f.allocstalls_per_second = rate(s, current, allocstalls);
+    f.direct_scan_pages_per_second = rate(s, current, [](const Snapshot& x) { return vmstat(x, "pgscan_direct"); });
+    f.compact_stalls_per_second = rate(s, current, [](const Snapshot& x) { return vmstat(x, "compact_stall"); });
+    if (auto kills = rate(s, current, [](const Snapshot& x) { return vmstat(x, "oom_kill"); })) {
+      f.oom_kills = *kills * f.window_seconds;
+    }
+  }
+  if (const Snapshot* start = window_start(ring, current, t.thrashing_window)) {
+    const double seconds = seconds_between(*start, current);
+    const auto refaults_per_second = rate(*start, current, [](const Snapshot& x) {
+      // workingset_refault_file since 5.9; workingset_refault before (file pages only then).
+      auto file = vmstat(x, "workingset_refault_file");
+      return file ? file : vmstat(x, "workingset_refault");
+    });
+    // The file cache in pages, as vmstat counts refaults: no page size needed.
+    const auto active = vmstat(current, "nr_active_file");
+    const auto inactive = vmstat(current, "nr_inactive_file");
+    if (refaults_per_second && active && inactive && *active + *inactive > 0) {
+      f.refault_ratio = *refaults_per_second * seconds / (*active + *inactive);
+    }
+  }
+  if (current.meminfo) {
+    const auto total = meminfo(current, "SwapTotal");
+    const auto free = meminfo(current, "SwapFree");
+    if (total && free && *total > 0) f.swap_free_ratio = *free / *total;
+  }
+
+  // Stall time sets the level: PSI where there is PSI, eBPF stall time where not.
+  if (f.psi_some_ratio || f.psi_full_ratio) {
+    const VerdictLevel some = f.psi_some_ratio ? level_reached(*f.psi_some_ratio, t.psi_some) : VerdictLevel::kNone;
+    const VerdictLevel full = f.psi_full_ratio ? level_reached(*f.psi_full_ratio, t.psi_full) : VerdictLevel::kNone;
+    // At the same level, full is the graver figure (every task waited), so it is the one given.
+    if (full != VerdictLevel::kNone && full >= some) {
+      add(v, stall_reason::kStallTime, *f.psi_full_ratio, t.psi_full);
+    } else if (f.psi_some_ratio) {
+      add(v, stall_reason::kStallTime, *f.psi_some_ratio, t.psi_some);
+    }
+  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
+    add(v, stall_reason::kStallTime,
+        *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio,
+        t.stall_seconds_per_second);
+  }
+  // Causes: eBPF time is a stall measure of its own; the vmstat counts only say it happened.
+  if (f.direct_reclaim_stall_ratio) {
+    add(v, stall_reason::kDirectReclaim, *f.direct_reclaim_stall_ratio, t.stall_seconds_per_second);
+  } else if (f.allocstalls_per_second && *f.allocstalls_per_second > 0) {
+    add_fixed(v, stall_reason::kDirectReclaim, *f.allocstalls_per_second, 0, VerdictLevel::kLow);
+  }
+  if (f.memcg_reclaim_stall_ratio) {
+    add(v, stall_reason::kMemcgLimit, *f.memcg_reclaim_stall_ratio, t.stall_seconds_per_second);
+  }
+  if (f.compaction_stall_ratio) {
+    add(v, stall_reason::kCompaction, *f.compaction_stall_ratio, t.stall_seconds_per_second);
+  } else if (f.compact_stalls_per_second && *f.compact_stalls_per_second > 0) {
+    add_fixed(v, stall_reason::kCompaction, *f.compact_stalls_per_second, 0, VerdictLevel::kLow);
+  }
+  if (f.refault_ratio) add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
+  if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
+
+  std::stable_sort(v.reasons.begin(), v.reasons.end(),
+                   [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
+  for (const VerdictReason& r : v.reasons) v.instant_level = std::max(v.instant_level, r.level);
+  // Swap all but gone matters only while memory is short: then it is what is left to give.
+  if (v.instant_level >= VerdictLevel::kLow && f.swap_free_ratio && *f.swap_free_ratio < t.swap_exhausted_free_ratio) {
+    add_fixed(v, stall_reason::kSwapExhausted, *f.swap_free_ratio, t.swap_exhausted_free_ratio, VerdictLevel::kMedium);
+    v.instant_level = std::max(v.instant_level, VerdictLevel::kMedium);
+  }
+  v.level = v.instant_level;
+  return v;
+}
+
+StallVerdict StallModel::assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
+  StallVerdict v = assess_stall_instant(current, ring, thresholds_);
+  // A clock stepped back (or a sample out of order) would keep a stale level forever: forget.
+  if (!recent_.empty() && recent_.back().first > current.taken_at) recent_.clear();
+  recent_.emplace_back(current.taken_at, v.instant_level);
+  while (!recent_.empty() && current.taken_at - recent_.front().first > thresholds_.hold) recent_.pop_front();
+  for (const auto& [at, level] : recent_) v.level = std::max(v.level, level);
+  return v;
+}
+
+}  // namespace memdiag::analysis

@@ -1,0 +1,65 @@
+// The stall model (issue 14): is the node stalling on memory right now, how badly, and why.
+//
+// The level comes from how much time tasks spent waiting for memory over the last `window`
+// (2 s): PSI some and full, differenced from their `total` counters over the snapshot ring (1 s
+// resolution; avg10 lags ~10 s), or, without PSI, the eBPF stall time. The causes say why:
+// direct reclaim, reclaim at cgroup limits and compaction (eBPF time where there is eBPF, the
+// vmstat counters where not), thrashing (file refaults over the longer `thrashing_window`
+// against the file cache, as Android's lmkd measures it), an OOM kill in the window, swap all
+// but gone. Each reason carries its number and the threshold it reached.
+//
+// Rising is immediate: one sample whose window shows the stall raises the level. Falling has
+// hysteresis: the level is the highest instant level of the last `hold` (10 s), so a stall that
+// pauses for a second does not flap the level, and after the pressure ends the level is none
+// within window + hold (12 s).
+//
+// Defaults, and why (README "Stall verdict"): PSI some 5/10/30/60 % (psi-notify warns at some
+// avg10 10 %), full 1/5/20/60 % (lmkd: full 700 ms in 1 s is critical; systemd-oomd kills at full
+// avg10 60 % held 30 s, which must be critical here well before); eBPF stall seconds per second
+// on the same scale as PSI some (the same quantity where several tasks stall at once, larger);
+// refaults over the file cache 10/30/100 % (lmkd's thrashing limit is 100 %, 30 % on small
+// devices), at most medium on their own; an OOM kill is high.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "probes/core/snapshot_store.hpp"
+#include "probes/core/stall_verdict.hpp"
+
+namespace memdiag::analysis {
+
+struct StallThresholds {
+  std::chrono::milliseconds window{2000};
+  std::chrono::milliseconds thrashing_window{10000};
+  std::chrono::milliseconds hold{10000};
+  LevelThresholds psi_some{0.05, 0.10, 0.30, 0.60};
+  LevelThresholds psi_full{0.01, 0.05, 0.20, 0.60};
+  LevelThresholds stall_seconds_per_second{0.05, 0.10, 0.30, 0.60};  // eBPF, per kind and in all
+  LevelThresholds refault_ratio{0.10, 0.30, 1.00, 1e300};
+  double swap_exhausted_free_ratio = 0.05;
+  bool operator==(const StallThresholds&) const = default;
+};
+
+class StallModel {
+ public:
+  explicit StallModel(StallThresholds thresholds = {}) : thresholds_(std::move(thresholds)) {}
+
+  // The verdict for `current` given the snapshots before it (`ring`, oldest first, `current`
+  // not in it). Call once per sample, in order: the hysteresis remembers the instant levels.
+  StallVerdict assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring);
+
+  const StallThresholds& thresholds() const { return thresholds_; }
+
+ private:
+  StallThresholds thresholds_;
+  std::deque<std::pair<std::chrono::system_clock::time_point, VerdictLevel>> recent_;  // within hold
+};
+
+// This sample's evidence alone (no hysteresis): the figures, the reasons and the instant level.
+StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
+                                  const StallThresholds& thresholds);
+
+}  // namespace memdiag::analysis

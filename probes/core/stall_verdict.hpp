@@ -1,0 +1,68 @@
+// Is the node stalling on memory right now, and why (issue 14, the stall model,
+// probes/analysis/stall_model.hpp): a level with hysteresis, the reasons with their numbers,
+// the figures over the model's window and which signals there were. Plain data, computed once
+// per sample and rendered from here.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "probes/core/verdict.hpp"
+
+namespace memdiag {
+
+// The model's reason codes (exported as memdiag_stall_reason{reason}).
+namespace stall_reason {
+// Tasks waited for memory: PSI some/full over the window (or, without PSI, eBPF stall time).
+inline constexpr std::string_view kStallTime = "stall_time";
+// Allocations reclaimed themselves: allocstall, pgscan_direct, eBPF direct-reclaim time.
+inline constexpr std::string_view kDirectReclaim = "direct_reclaim";
+// Cgroups reclaimed at their limits: eBPF memcg/soft-limit reclaim time.
+inline constexpr std::string_view kMemcgLimit = "memcg_limit";
+// Allocations compacted memory first: compact_stall, eBPF compaction time.
+inline constexpr std::string_view kCompaction = "compaction";
+// Evicted page cache was read back soon after: workingset refaults against the file cache.
+inline constexpr std::string_view kThrashing = "thrashing";
+// The kernel killed a task for memory in the window.
+inline constexpr std::string_view kOomKill = "oom_kill";
+// Swap is all but gone while the node is short of memory.
+inline constexpr std::string_view kSwapExhausted = "swap_exhausted";
+inline constexpr std::string_view kAll[] = {kStallTime, kDirectReclaim, kMemcgLimit, kCompaction,
+                                            kThrashing, kOomKill,       kSwapExhausted};
+}  // namespace stall_reason
+
+// The signals a verdict can draw on; each is absent on some nodes (no PSI before 4.20, no eBPF
+// without its privileges, ...). A verdict lists the ones it had.
+namespace stall_signal {
+inline constexpr std::string_view kPsi = "psi";
+inline constexpr std::string_view kVmstat = "vmstat";
+inline constexpr std::string_view kEbpf = "ebpf";
+inline constexpr std::string_view kMeminfo = "meminfo";
+}  // namespace stall_signal
+
+struct StallFigures {
+  double window_seconds = 0;  // what the rates below span (0: a single snapshot, no rates)
+  std::optional<double> psi_some_ratio;  // share of the window some task waited for memory
+  std::optional<double> psi_full_ratio;  // share of the window every non-idle task waited
+  std::optional<double> direct_reclaim_stall_ratio;  // eBPF: direct reclaim time per second
+  std::optional<double> memcg_reclaim_stall_ratio;   // eBPF: memcg + soft-limit reclaim time per second
+  std::optional<double> compaction_stall_ratio;      // eBPF: compaction time per second
+  std::optional<double> allocstalls_per_second;      // vmstat allocstall_* summed
+  std::optional<double> direct_scan_pages_per_second;  // vmstat pgscan_direct
+  std::optional<double> compact_stalls_per_second;     // vmstat compact_stall
+  // Refaulted file pages over the longer thrashing window, as a share of the file cache (lmkd).
+  std::optional<double> refault_ratio;
+  std::optional<double> oom_kills;  // in the window (vmstat oom_kill)
+  std::optional<double> swap_free_ratio;
+};
+
+struct StallVerdict {
+  VerdictLevel level = VerdictLevel::kNone;          // with hysteresis: what is exported
+  VerdictLevel instant_level = VerdictLevel::kNone;  // this sample's evidence alone
+  std::vector<VerdictReason> reasons;                // at level low or above, highest first
+  std::vector<std::string_view> signals;             // the stall_signal names it had
+  StallFigures figures;
+};
+
+}  // namespace memdiag

@@ -1,0 +1,211 @@
+// The stall model (probes/analysis/stall_model.hpp) on hand-made snapshot sequences: the level
+// from PSI differenced over the window (not avg10), causes with their numbers, a level that
+// rises on the first sample of a stall and falls only after the hold, and what the model does
+// with what is missing (no PSI, a counter reset).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "probes/analysis/stall_model.hpp"
+
+namespace memdiag {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::system_clock;
+
+const Clock::time_point kStart = Clock::time_point(std::chrono::seconds(1'800'000'000));
+
+struct Sample {
+  double at_seconds = 0;
+  std::optional<std::uint64_t> psi_some_us = 0;
+  std::optional<std::uint64_t> psi_full_us = 0;
+  std::map<std::string, std::uint64_t> vmstat = {{"nr_active_file", 100000}, {"nr_inactive_file", 100000}};
+  std::optional<std::uint64_t> direct_ns;  // eBPF node total of direct reclaim
+};
+
+std::shared_ptr<Snapshot> make(const Sample& in) {
+  auto s = std::make_shared<Snapshot>();
+  s->taken_at = kStart + std::chrono::milliseconds(static_cast<long>(in.at_seconds * 1000));
+  if (in.psi_some_us) {
+    PressureSection p;
+    PsiResource memory;
+    memory.some.total_us = *in.psi_some_us;
+    if (in.psi_full_us) memory.full = PsiLine{0, 0, 0, *in.psi_full_us};
+    p.resources[static_cast<std::size_t>(PsiResourceKind::kMemory)] = memory;
+    s->pressure = p;
+  }
+  auto schema = std::make_shared<FieldSchema>();
+  FieldTable table;
+  for (const auto& [name, value] : in.vmstat) {
+    schema->names.push_back(name);
+    schema->kinds.push_back(FieldKind::kCounter);
+    table.values.push_back(value);
+  }
+  table.schema = schema;
+  s->vmstat = table;
+  if (in.direct_ns) {
+    ReclaimStallSection r;
+    r.node[static_cast<std::size_t>(StallKind::kDirect)].sum_ns = *in.direct_ns;
+    s->reclaim_stall = r;
+  }
+  return s;
+}
+
+// Feeds the samples in order, each with the ones before as its ring; the verdicts.
+std::vector<StallVerdict> run(analysis::StallModel& model, const std::vector<Sample>& samples) {
+  std::vector<SnapshotPtr> ring;
+  std::vector<StallVerdict> out;
+  for (const Sample& in : samples) {
+    auto s = make(in);
+    out.push_back(model.assess(*s, ring));
+    ring.push_back(s);
+  }
+  return out;
+}
+
+const VerdictReason* reason(const StallVerdict& v, std::string_view code) {
+  for (const VerdictReason& r : v.reasons) {
+    if (r.code == code) return &r;
+  }
+  return nullptr;
+}
+
+// One sample a second; PSI some grows by some_per_s of each second from `from` to `to`.
+std::vector<Sample> psi_run(int seconds, double some_per_s, double full_per_s, int from = 0, int to = 1 << 30) {
+  std::vector<Sample> out;
+  std::uint64_t some = 0, full = 0;
+  for (int t = 0; t <= seconds; ++t) {
+    if (t > from && t <= to) {
+      some += static_cast<std::uint64_t>(some_per_s * 1e6);
+      full += static_cast<std::uint64_t>(full_per_s * 1e6);
+    }
+    Sample s;
+    s.at_seconds = t;
+    s.psi_some_us = some;
+    s.psi_full_us = full;
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(StallModel, AQuietNodeIsNoneAndSaysWhatItHad) {
+  analysis::StallModel model;
+  const auto v = run(model, psi_run(5, 0, 0)).back();
+  EXPECT_EQ(v.level, VerdictLevel::kNone);
+  EXPECT_TRUE(v.reasons.empty());
+  EXPECT_DOUBLE_EQ(v.figures.window_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(*v.figures.psi_some_ratio, 0);
+  EXPECT_EQ(v.signals, (std::vector<std::string_view>{stall_signal::kPsi, stall_signal::kVmstat}));
+}
+
+TEST(StallModel, PsiOverTheWindowSetsTheLevelWithItsNumber) {
+  analysis::StallModel model;
+  auto v = run(model, psi_run(4, 0.40, 0.02)).back();
+  EXPECT_EQ(v.level, VerdictLevel::kHigh);
+  ASSERT_NE(reason(v, stall_reason::kStallTime), nullptr);
+  EXPECT_NEAR(reason(v, stall_reason::kStallTime)->value, 0.40, 1e-9);
+  EXPECT_DOUBLE_EQ(reason(v, stall_reason::kStallTime)->threshold, 0.30);
+
+  analysis::StallModel full_model;  // full 70 %: critical, and full is the figure given
+  v = run(full_model, psi_run(4, 0.75, 0.70)).back();
+  EXPECT_EQ(v.level, VerdictLevel::kCritical);
+  EXPECT_NEAR(reason(v, stall_reason::kStallTime)->value, 0.70, 1e-9);
+}
+
+TEST(StallModel, RisesOnTheFirstSampleOfAStall) {
+  analysis::StallModel model;
+  // Calm for 20 s, then 50 % stalled from second 20 on: the sample at 21 s already shows it.
+  const auto verdicts = run(model, psi_run(22, 0.5, 0, 20));
+  EXPECT_EQ(verdicts[20].level, VerdictLevel::kNone);
+  EXPECT_GE(verdicts[21].level, VerdictLevel::kMedium) << "one second into the stall";
+  EXPECT_EQ(verdicts[22].level, VerdictLevel::kHigh) << "its 2 s window is all stall";
+}
+
+TEST(StallModel, FallsOnlyAfterTheHoldAndIsNoneWithin12sOfTheEnd) {
+  analysis::StallModel model;
+  // 50 % stalled from 0 to 10 s, a 1 s pause at 5 s, then calm.
+  auto samples = psi_run(40, 0.5, 0, 0, 10);
+  for (std::size_t t = 6; t < samples.size(); ++t) *samples[t].psi_some_us -= 500000;  // second 6 had none
+  const auto verdicts = run(model, samples);
+  for (int t = 2; t <= 10; ++t) EXPECT_EQ(verdicts[t].level, VerdictLevel::kHigh) << t << " s: no flap on the pause";
+  int none_at = -1;
+  for (int t = 11; t < 41; ++t) {
+    if (verdicts[t].level == VerdictLevel::kNone) {
+      none_at = t;
+      break;
+    }
+    EXPECT_EQ(verdicts[t].instant_level == VerdictLevel::kNone, t >= 12) << t;
+  }
+  EXPECT_EQ(none_at, 22) << "window 2 s + hold 10 s after the stall ended at 10 s";
+}
+
+TEST(StallModel, WithoutPsiTheEbpfStallTimeSetsTheLevel) {
+  analysis::StallModel model;
+  std::vector<Sample> samples;
+  for (int t = 0; t <= 3; ++t) {
+    Sample s;
+    s.at_seconds = t;
+    s.psi_some_us.reset();
+    s.psi_full_us.reset();
+    s.direct_ns = static_cast<std::uint64_t>(t * 0.35e9);  // 0.35 s of direct reclaim per second
+    samples.push_back(s);
+  }
+  const auto v = run(model, samples).back();
+  EXPECT_EQ(v.level, VerdictLevel::kHigh);
+  EXPECT_NEAR(reason(v, stall_reason::kStallTime)->value, 0.35, 1e-6);
+  EXPECT_NEAR(reason(v, stall_reason::kDirectReclaim)->value, 0.35, 1e-6);
+  EXPECT_EQ(std::count(v.signals.begin(), v.signals.end(), stall_signal::kPsi), 0);
+  EXPECT_EQ(std::count(v.signals.begin(), v.signals.end(), stall_signal::kEbpf), 1);
+}
+
+TEST(StallModel, ThrashingIsRefaultsOverTheFileCacheAndAtMostMedium) {
+  analysis::StallModel model;
+  std::vector<Sample> samples = psi_run(10, 0, 0);
+  for (std::size_t t = 0; t < samples.size(); ++t) {
+    samples[t].vmstat["workingset_refault_file"] = t * 60000;  // 600k pages in 10 s over 200k cached: 3x
+  }
+  const auto v = run(model, samples).back();
+  ASSERT_NE(reason(v, stall_reason::kThrashing), nullptr);
+  EXPECT_NEAR(reason(v, stall_reason::kThrashing)->value, 3.0, 1e-9);
+  EXPECT_EQ(v.level, VerdictLevel::kMedium);
+}
+
+TEST(StallModel, StreamingThroughThePageCacheWithoutStallsStaysNone) {
+  analysis::StallModel model;
+  std::vector<Sample> samples = psi_run(10, 0, 0);
+  for (std::size_t t = 0; t < samples.size(); ++t) {
+    samples[t].vmstat["pgscan_kswapd"] = t * 200000;  // kswapd keeps up: no task waits
+    samples[t].vmstat["workingset_refault_file"] = t * 100;
+  }
+  EXPECT_EQ(run(model, samples).back().level, VerdictLevel::kNone);
+}
+
+TEST(StallModel, AnOomKillInTheWindowIsHigh) {
+  analysis::StallModel model;
+  std::vector<Sample> samples = psi_run(3, 0.01, 0);
+  for (std::size_t t = 0; t < samples.size(); ++t) samples[t].vmstat["oom_kill"] = t >= 3 ? 1 : 0;
+  const auto v = run(model, samples).back();
+  EXPECT_EQ(v.level, VerdictLevel::kHigh);
+  EXPECT_DOUBLE_EQ(reason(v, stall_reason::kOomKill)->value, 1);
+}
+
+TEST(StallModel, ACounterGoingBackwardsIsNoRate) {
+  analysis::StallModel model;
+  auto samples = psi_run(3, 0.5, 0);
+  samples[3].psi_some_us = 0;  // the source restarted from zero, say
+  const auto v = run(model, samples).back();
+  EXPECT_FALSE(v.figures.psi_some_ratio);
+}
+
+TEST(StallModel, OneSnapshotHasNoWindowAndNoLevel) {
+  analysis::StallModel model;
+  const auto v = run(model, psi_run(0, 0, 0)).back();
+  EXPECT_DOUBLE_EQ(v.figures.window_seconds, 0);
+  EXPECT_EQ(v.level, VerdictLevel::kNone);
+}
+
+}  // namespace
+}  // namespace memdiag
