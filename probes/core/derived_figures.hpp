@@ -19,8 +19,8 @@ struct DerivedFigures {
   // absent without the system memory section.
   std::optional<OvercommitVerdict> overcommit;
   // Is the node stalling on memory, and why (probes/analysis/stall_model.hpp); computed by the
-  // sampler's stall model from this snapshot and the ring before it. Absent in a snapshot
-  // taken outside the sampler (--once takes one, and has no window).
+  // sampler's stall model from this snapshot and the ring before it (a first snapshot, as
+  // --once prints, has no window yet: level none, no rates). Absent outside the sampler.
   std::optional<StallVerdict> stall;
 };
 

@@ -279,14 +279,37 @@ def expected_overcommit(procfs):
     return out
 
 
+_STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "thrashing", "oom_kill",
+                  "swap_exhausted")
+
+
+def expected_stall_first_sample(procfs):
+    """README "Stall verdict": a first sample (what --once prints) has no window, so no rates,
+    no reasons and level none; the signals are the sources the tree has (no eBPF in a tree)."""
+    out = {key("memdiag_stall_level"): 0}
+    for i, name in enumerate(_LEVELS):
+        out[key("memdiag_stall_state", level=name)] = int(i == 0)
+    for reason in _STALL_REASONS:
+        out[key("memdiag_stall_reason", reason=reason)] = 0
+    has = {"psi": os.path.isfile(os.path.join(procfs, "pressure", "memory")),
+           "vmstat": os.path.isfile(os.path.join(procfs, "vmstat")),
+           "ebpf": False,
+           "meminfo": os.path.isfile(os.path.join(procfs, "meminfo"))}
+    for signal, present in has.items():
+        out[key("memdiag_stall_signal", signal=signal)] = int(present)
+    return out
+
+
 def node_families(name):
-    return (name.startswith(("memdiag_meminfo_", "memdiag_vmstat_", "memdiag_pressure_", "memdiag_overcommit_"))
+    return (name.startswith(("memdiag_meminfo_", "memdiag_vmstat_", "memdiag_pressure_", "memdiag_overcommit_",
+                             "memdiag_stall_"))
             or name == "memdiag_vm_sysctl" or name in PROCESS_FAMILIES)
 
 
 def expected_node(procfs, process_threshold):
     out = {}
-    for part in (expected_meminfo, expected_vmstat, expected_pressure, expected_vm_sysctl, expected_overcommit):
+    for part in (expected_meminfo, expected_vmstat, expected_pressure, expected_vm_sysctl, expected_overcommit,
+                 expected_stall_first_sample):
         out.update(part(procfs))
     out.update(expected_processes(procfs, process_threshold))
     return out
