@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "probes/analysis/diagnosis_settings.hpp"
 #include "probes/core/expected.hpp"
 #include "probes/core/kernel_paths.hpp"
 
@@ -29,6 +30,7 @@ struct Config {
   std::size_t ring = 300;
   std::string log_level = "info";
   std::map<std::string, SourceConfig, std::less<>> sources;  // every source of the catalog, by name
+  analysis::DiagnosisSettings diagnosis;                      // the verdicts' thresholds
 
   // Where it was loaded from ("" for built-in defaults), for messages.
   std::string file;

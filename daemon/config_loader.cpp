@@ -52,13 +52,15 @@ class Loader {
     config.file = file_;
     if (!root || root.IsNull()) return config;  // empty file: all defaults
     expect_map(root, "");
-    for_each_key(root, "", {"web", "paths", "sampler", "log", "sources"}, [&](const std::string& key, const YAML::Node& value) {
+    for_each_key(root, "", {"web", "paths", "sampler", "log", "sources", "diagnosis"},
+                 [&](const std::string& key, const YAML::Node& value) {
       if (value.IsNull()) return;  // an empty section: its defaults
       if (key == "web") load_web(value, config);
       if (key == "paths") load_paths(value, config);
       if (key == "sampler") load_sampler(value, config);
       if (key == "log") load_log(value, config);
       if (key == "sources") load_sources(value, config);
+      if (key == "diagnosis") load_diagnosis(value, config);
     });
     return config;
   }
@@ -191,6 +193,98 @@ class Loader {
       }
     });
   }
+
+  // A list of 1 to 4 ascending numbers in [low, high]: the thresholds of the levels low,
+  // medium, high and critical; the levels not given are never reached.
+  LevelThresholds levels(const YAML::Node& node, const std::string& key, double low, double high) const {
+    if (!node.IsSequence() || node.size() < 1 || node.size() > 4) {
+      refuse(node, key, "expected a list of 1 to 4 ascending numbers, the thresholds of low, medium, high, critical");
+    }
+    LevelThresholds out{kNever, kNever, kNever, kNever};
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const double value = take(YamlOptionValue(node[i]).number(), node[i], key);
+      if (value < low || value > high) {
+        refuse(node[i], key, "must be between " + format_number(low) + " and " + format_number(high) + ", got " +
+                                 format_number(value));
+      }
+      if (i > 0 && value <= out[i - 1]) refuse(node[i], key, "thresholds must ascend, got " + format_number(value) +
+                                                                  " after " + format_number(out[i - 1]));
+      out[i] = value;
+    }
+    return out;
+  }
+  double ratio(const YAML::Node& node, const std::string& key) const {
+    const double value = take(YamlOptionValue(node).number(), node, key);
+    if (value < 0 || value > 1) refuse(node, key, "a ratio from 0 to 1, got " + format_number(value));
+    return value;
+  }
+  std::chrono::milliseconds duration_between(const YAML::Node& node, const std::string& key,
+                                             std::chrono::milliseconds low, std::chrono::milliseconds high) const {
+    const auto value = take(YamlOptionValue(node).duration(), node, key);
+    if (value < low || value > high) {
+      refuse(node, key, "must be between " + std::to_string(low.count()) + "ms and " + std::to_string(high.count()) +
+                            "ms, got " + std::to_string(value.count()) + "ms");
+    }
+    return value;
+  }
+
+  void load_diagnosis(const YAML::Node& node, Config& config) const {
+    expect_map(node, "diagnosis");
+    for_each_key(node, "diagnosis", {"stall", "overcommit"}, [&](const std::string& key, const YAML::Node& value) {
+      if (value.IsNull()) return;
+      if (key == "stall") load_stall(value, config.diagnosis.stall);
+      if (key == "overcommit") load_overcommit(value, config.diagnosis.overcommit);
+    });
+  }
+
+  void load_stall(const YAML::Node& node, analysis::StallThresholds& t) const {
+    const std::string prefix = "diagnosis.stall";
+    expect_map(node, prefix);
+    for_each_key(node, prefix,
+                 {"window", "hold", "thrashing_window", "psi_some", "psi_full", "stall_seconds_per_second",
+                  "refault_ratio", "swap_exhausted_free_ratio"},
+                 [&](const std::string& key, const YAML::Node& v) {
+                   const std::string full = prefix + "." + key;
+                   using std::chrono::milliseconds;
+                   if (key == "window") t.window = duration_between(v, full, milliseconds(500), milliseconds(60000));
+                   if (key == "hold") t.hold = duration_between(v, full, milliseconds(0), milliseconds(600000));
+                   if (key == "thrashing_window") {
+                     t.thrashing_window = duration_between(v, full, milliseconds(1000), milliseconds(600000));
+                   }
+                   if (key == "psi_some") t.psi_some = levels(v, full, 0, 1);
+                   if (key == "psi_full") t.psi_full = levels(v, full, 0, 1);
+                   if (key == "stall_seconds_per_second") t.stall_seconds_per_second = levels(v, full, 0, 1e6);
+                   if (key == "refault_ratio") t.refault_ratio = levels(v, full, 0, 1e6);
+                   if (key == "swap_exhausted_free_ratio") t.swap_exhausted_free_ratio = ratio(v, full);
+                 });
+  }
+
+  void load_overcommit(const YAML::Node& node, analysis::OvercommitThresholds& t) const {
+    const std::string prefix = "diagnosis.overcommit";
+    expect_map(node, prefix);
+    for_each_key(node, prefix,
+                 {"unbacked_to_supply", "commit_limit_ratio", "commit_headroom_critical_bytes",
+                  "cgroup_limit_overcommit"},
+                 [&](const std::string& key, const YAML::Node& v) {
+                   const std::string full = prefix + "." + key;
+                   if (key == "unbacked_to_supply") t.unbacked_to_supply = levels(v, full, 0, 1e6);
+                   if (key == "commit_limit_ratio") t.commit_limit_ratio = levels(v, full, 0, 10);
+                   if (key == "cgroup_limit_overcommit") t.cgroup_limit_overcommit = levels(v, full, 0, 1e6);
+                   if (key == "commit_headroom_critical_bytes") {
+                     const long long bytes = integer(v, full);
+                     if (bytes < 0) refuse(v, full, "a number of bytes, 0 or more, got " + std::to_string(bytes));
+                     t.commit_headroom_critical_bytes = static_cast<std::uint64_t>(bytes);
+                   }
+                 });
+  }
+
+  static std::string format_number(double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  }
+
+  static constexpr double kNever = 1e300;
 
   std::string file_;
 };

@@ -101,7 +101,7 @@ std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Confi
 
 int run_once(const Config& config) {
   SnapshotStore store(1);
-  Sampler sampler(store, build_sources(config), config.interval);
+  Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   sampler.sample_now();
   prom::SnapshotCollector collector(store, build_info());
   std::string body;
@@ -133,7 +133,7 @@ int run_daemon(const CliOptions& options, Config config) {
   // sampler, scanner, canary and HTTP threads still allocate; two arenas are plenty here.
   ::mallopt(M_ARENA_MAX, 2);
   SnapshotStore store(config.ring);
-  Sampler sampler(store, build_sources(config), config.interval);
+  Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   prom::SnapshotCollector collector(store, build_info());
   const HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
                                      [&sampler] { return sampler.healthy(); }};
@@ -177,6 +177,7 @@ int run_daemon(const CliOptions& options, Config config) {
     set_log_level(next.log_level);
     store.set_ring_capacity(next.ring);
     sampler.reconfigure(plan_sources(config, next), next.interval);
+    sampler.set_diagnosis(next.diagnosis);
     config = std::move(next);
     spdlog::info("SIGHUP: reloaded {}{}", config.file,
                  server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");

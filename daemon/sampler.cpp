@@ -17,8 +17,11 @@ std::int64_t steady_now_ns() {
 
 }  // namespace
 
-Sampler::Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval)
+Sampler::Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval,
+                 const analysis::DiagnosisSettings& diagnosis)
     : store_(store),
+      diagnosis_(diagnosis),
+      stall_model_(diagnosis.stall),
       slots_(make_slots(std::move(sources))),
       interval_ms_(interval.count()),
       heartbeat_ns_(steady_now_ns()) {}
@@ -106,7 +109,8 @@ SnapshotPtr Sampler::sample_now() {
   snapshot->taken_at = std::chrono::system_clock::now();
   snapshot->sources.reserve(slots_.size());
   for (auto& slot : slots_) snapshot->sources.push_back(sample_slot(slot, *snapshot));
-  analysis::derive_figures(*snapshot);
+  apply_pending_diagnosis();
+  analysis::derive_figures(*snapshot, diagnosis_.overcommit);
   snapshot->derived.stall = stall_model_.assess(*snapshot, store_.recent());
   if (snapshot->derived.stall->level != logged_stall_level_) {
     const auto& verdict = *snapshot->derived.stall;
@@ -206,6 +210,22 @@ void Sampler::reconfigure(std::vector<SourcePlan> plan, std::chrono::millisecond
     pending_.emplace(std::move(plan), interval);
   }
   wake_.notify_all();
+}
+
+void Sampler::set_diagnosis(const analysis::DiagnosisSettings& diagnosis) {
+  std::lock_guard lock(mutex_);
+  pending_diagnosis_ = diagnosis;
+}
+
+void Sampler::apply_pending_diagnosis() {
+  std::optional<analysis::DiagnosisSettings> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending.swap(pending_diagnosis_);
+  }
+  if (!pending || *pending == diagnosis_) return;
+  if (!(pending->stall == diagnosis_.stall)) stall_model_ = analysis::StallModel(pending->stall);
+  diagnosis_ = std::move(*pending);
 }
 
 bool Sampler::healthy() const {

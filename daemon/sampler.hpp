@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "probes/analysis/diagnosis_settings.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/source.hpp"
@@ -21,7 +22,8 @@ namespace memdiag {
 
 class Sampler {
  public:
-  Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval);
+  Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval,
+          const analysis::DiagnosisSettings& diagnosis = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -49,6 +51,10 @@ class Sampler {
   // what a reload keeps. Only while the sampling thread is not running (before start, after stop).
   std::vector<const Source*> running_sources() const;
 
+  // New thresholds for the verdicts, from the next sample on. Changed stall thresholds start
+  // the stall model afresh (its hysteresis was judged by the old ones).
+  void set_diagnosis(const analysis::DiagnosisSettings& diagnosis);
+
   // True while samples keep completing on time.
   bool healthy() const;
   std::chrono::milliseconds interval() const;
@@ -74,7 +80,11 @@ class Sampler {
   SourceStatus sample_slot(Slot& slot, Snapshot& snapshot);
 
   SnapshotStore& store_;
-  analysis::StallModel stall_model_;  // its hysteresis spans samples: touched by the sampling thread only
+  // The verdicts' thresholds and the stall model, whose hysteresis spans samples: touched by
+  // the sampling thread only; set_diagnosis() hands new settings over through pending_diagnosis_.
+  analysis::DiagnosisSettings diagnosis_;
+  analysis::StallModel stall_model_;
+  void apply_pending_diagnosis();
   VerdictLevel logged_stall_level_ = VerdictLevel::kNone;
   std::vector<Slot> slots_;  // touched only by the sampling thread (or before start)
   std::uint64_t sequence_ = 0;
@@ -82,7 +92,8 @@ class Sampler {
   std::atomic<std::int64_t> interval_ms_;
   std::atomic<std::int64_t> heartbeat_ns_;
 
-  std::mutex mutex_;  // guards stop_ and pending_
+  std::mutex mutex_;  // guards stop_, pending_ and pending_diagnosis_
+  std::optional<analysis::DiagnosisSettings> pending_diagnosis_;
   std::condition_variable wake_;
   bool stop_ = false;
   std::optional<std::pair<std::vector<SourcePlan>, std::chrono::milliseconds>> pending_;

@@ -11,6 +11,7 @@ inside what a wrong formula (Shmem or swap left out, touched bytes counted twice
 """
 import os
 import subprocess
+import tempfile
 import unittest
 
 from harness import Daemon, V1Cgroup, V1_MEMORY, die_with_parent, wait_until, wait_for_samples
@@ -18,6 +19,7 @@ from harness import Daemon, V1Cgroup, V1_MEMORY, die_with_parent, wait_until, wa
 GIB = 1 << 30
 MAPPED = 8 * GIB
 TOUCHED = 2 * GIB
+THRESHOLDS = (0.2, 100, 200, 300)  # diagnosis.overcommit.unbacked_to_supply for this test
 
 # The holder: maps, says so, waits; touches, says so, waits. Python's mmap of -1 is
 # MAP_ANONYMOUS, and MAP_PRIVATE without MAP_NORESERVE is charged to Committed_AS at mmap().
@@ -68,7 +70,14 @@ class UnbackedPromiseTest(unittest.TestCase):
         return wait_for_samples(d, count=2)
 
     def test_an_untouched_mapping_is_unbacked_until_it_is_touched(self):
-        with Daemon() as d:
+        # Thresholds from the config (diagnosis.overcommit), low at 0.2: the 8 GiB promise over
+        # this machine's ~22 GiB of supply crosses it; the level must be what the thresholds
+        # and the exported ratio make of it.
+        fd, config = tempfile.mkstemp(prefix="memdiagd-overcommit-", suffix=".yaml")
+        with os.fdopen(fd, "w") as f:
+            f.write("diagnosis:\n  overcommit: {unbacked_to_supply: %s}\n" % list(THRESHOLDS))
+        self.addCleanup(os.unlink, config)
+        with Daemon("--config", config) as d:
             d.wait_ready()
             before = self.settled(d)
             self.assertEqual(before[("memdiag_overcommit_mode_info", '{mode="%s",assumed="false"}' %
@@ -82,9 +91,14 @@ class UnbackedPromiseTest(unittest.TestCase):
                          figure(before, "memdiag_meminfo_committed_as_bytes"))
             print("\nmapping 8 GiB: Committed_AS +%.2f GiB, unbacked +%.2f GiB" % (committed / GIB, rise / GIB))
             self.assertLess(abs(rise - MAPPED), 1.5 * GIB, "unbacked rose by %.2f GiB" % (rise / GIB))
-            self.assertAlmostEqual(figure(mapped, "memdiag_overcommit_unbacked_to_supply_ratio"),
-                                   figure(mapped, "memdiag_overcommit_unbacked_bytes") /
+            ratio = figure(mapped, "memdiag_overcommit_unbacked_to_supply_ratio")
+            self.assertAlmostEqual(ratio, figure(mapped, "memdiag_overcommit_unbacked_bytes") /
                                    figure(mapped, "memdiag_overcommit_supply_bytes"), places=9)
+            level = sum(1 for t in THRESHOLDS if ratio >= t)
+            print("unbacked over supply %.3f: risk level %d" % (ratio, figure(mapped, "memdiag_overcommit_risk_level")))
+            self.assertGreaterEqual(level, 1, "the 8 GiB promise did not reach the configured 0.2")
+            self.assertEqual(figure(mapped, "memdiag_overcommit_risk_level"), level)
+            self.assertEqual(mapped[("memdiag_overcommit_risk_reason", '{reason="unbacked_promises"}')], 1)
 
             holder.stdin.write("touch\n")
             holder.stdin.flush()

@@ -69,6 +69,34 @@ TEST(Config, ShippedExampleIsValid) {
   EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
 }
 
+TEST(Config, TheShippedExampleStatesTheVerdictDefaults) {
+  auto config = load_config_file(MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  // The example documents the defaults: it must say what the code does.
+  EXPECT_EQ(config->diagnosis.stall, analysis::StallThresholds{});
+  analysis::OvercommitThresholds expected;
+  expected.cgroup_limit_overcommit = {1, 2, 1e300, 1e300};
+  EXPECT_EQ(config->diagnosis.overcommit, expected);
+}
+
+TEST(Config, DiagnosisThresholds) {
+  auto config = parse_config(
+      "diagnosis:\n"
+      "  stall: {window: 3s, hold: 0s, psi_some: [0.2, 0.4], swap_exhausted_free_ratio: 0.1}\n"
+      "  overcommit: {unbacked_to_supply: [0.25], commit_headroom_critical_bytes: 1048576}\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto& stall = config->diagnosis.stall;
+  EXPECT_EQ(stall.window, std::chrono::milliseconds(3000));
+  EXPECT_EQ(stall.hold, std::chrono::milliseconds(0));
+  EXPECT_EQ(stall.psi_some, (LevelThresholds{0.2, 0.4, 1e300, 1e300}));  // medium is as far as it goes
+  EXPECT_EQ(stall.psi_full, analysis::StallThresholds{}.psi_full);       // not given: the default
+  EXPECT_DOUBLE_EQ(stall.swap_exhausted_free_ratio, 0.1);
+  const auto& overcommit = config->diagnosis.overcommit;
+  EXPECT_EQ(overcommit.unbacked_to_supply, (LevelThresholds{0.25, 1e300, 1e300, 1e300}));
+  EXPECT_EQ(overcommit.commit_headroom_critical_bytes, 1048576u);
+}
+
 struct BadConfig {
   const char* yaml;
   const char* key;

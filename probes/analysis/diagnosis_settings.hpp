@@ -1,0 +1,16 @@
+// The thresholds of every verdict, as the config's `diagnosis:` section sets them (defaults and
+// their reasons: stall_model.hpp, overcommit_model.hpp and the README).
+#pragma once
+
+#include "probes/analysis/overcommit_model.hpp"
+#include "probes/analysis/stall_model.hpp"
+
+namespace memdiag::analysis {
+
+struct DiagnosisSettings {
+  StallThresholds stall;
+  OvercommitThresholds overcommit;
+  bool operator==(const DiagnosisSettings&) const = default;
+};
+
+}  // namespace memdiag::analysis
