@@ -10,8 +10,6 @@ namespace memdiag::analysis {
 
 namespace {
 
-constexpr std::string_view kAllocstallPrefix = "allocstall_";
-
 std::optional<double> psi_total_seconds(const Snapshot& s, bool full) {
   if (!s.pressure) return std::nullopt;
   const auto& memory = s.pressure->resources[static_cast<std::size_t>(PsiResourceKind::kMemory)];
@@ -21,26 +19,6 @@ std::optional<double> psi_total_seconds(const Snapshot& s, bool full) {
     return static_cast<double>(memory->full->total_us) / 1e6;
   }
   return static_cast<double>(memory->some.total_us) / 1e6;
-}
-
-std::optional<double> vmstat(const Snapshot& s, std::string_view name) {
-  if (!s.vmstat) return std::nullopt;
-  const auto v = s.vmstat->get(name);
-  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
-}
-
-std::optional<double> allocstalls(const Snapshot& s) {
-  if (!s.vmstat || !s.vmstat->schema) return std::nullopt;
-  double sum = 0;
-  bool any = false;
-  const auto& names = s.vmstat->schema->names;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (std::string_view(names[i]).substr(0, kAllocstallPrefix.size()) == kAllocstallPrefix) {
-      sum += static_cast<double>(s.vmstat->values[i]);
-      any = true;
-    }
-  }
-  return any ? std::optional<double>(sum) : std::nullopt;
 }
 
 std::optional<double> ebpf_stall_seconds(const Snapshot& s, std::initializer_list<StallKind> kinds) {
@@ -69,8 +47,9 @@ void add_fixed(StallVerdict& v, std::string_view code, double value, double thre
 
 }  // namespace
 
-StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
-                                  const StallThresholds& t) {
+StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
+  const StallThresholds& t = thresholds_;
+  VmstatIndex& vmstat = vmstat_;
   StallVerdict v;
   StallFigures& f = v.figures;
   if (current.pressure) v.signals.push_back(stall_signal::kPsi);
@@ -89,23 +68,25 @@ StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<Sna
         s, current, [](const Snapshot& x) { return ebpf_stall_seconds(x, {StallKind::kMemcg, StallKind::kSoftLimit}); });
     f.compaction_stall_ratio =
         rate(s, current, [](const Snapshot& x) { return ebpf_stall_seconds(x, {StallKind::kCompaction}); });
-    f.allocstalls_per_second = rate(s, current, allocstalls);
-    f.direct_scan_pages_per_second = rate(s, current, [](const Snapshot& x) { return vmstat(x, "pgscan_direct"); });
-    f.compact_stalls_per_second = rate(s, current, [](const Snapshot& x) { return vmstat(x, "compact_stall"); });
-    if (auto kills = rate(s, current, [](const Snapshot& x) { return vmstat(x, "oom_kill"); })) {
+    f.allocstalls_per_second = rate(s, current, [&](const Snapshot& x) { return vmstat.allocstalls(x); });
+    f.direct_scan_pages_per_second =
+        rate(s, current, [&](const Snapshot& x) { return vmstat.get(x, VmstatIndex::kPgscanDirect); });
+    f.compact_stalls_per_second =
+        rate(s, current, [&](const Snapshot& x) { return vmstat.get(x, VmstatIndex::kCompactStall); });
+    if (auto kills = rate(s, current, [&](const Snapshot& x) { return vmstat.get(x, VmstatIndex::kOomKill); })) {
       f.oom_kills = *kills * f.window_seconds;
     }
   }
   if (const Snapshot* start = window_start(ring, current, t.thrashing_window)) {
     const double seconds = seconds_between(*start, current);
-    const auto refaults_per_second = rate(*start, current, [](const Snapshot& x) {
+    const auto refaults_per_second = rate(*start, current, [&](const Snapshot& x) {
       // workingset_refault_file since 5.9; workingset_refault before (file pages only then).
-      auto file = vmstat(x, "workingset_refault_file");
-      return file ? file : vmstat(x, "workingset_refault");
+      auto file = vmstat.get(x, VmstatIndex::kWorkingsetRefaultFile);
+      return file ? file : vmstat.get(x, VmstatIndex::kWorkingsetRefault);
     });
     // The file cache in pages, as vmstat counts refaults: no page size needed.
-    const auto active = vmstat(current, "nr_active_file");
-    const auto inactive = vmstat(current, "nr_inactive_file");
+    const auto active = vmstat.get(current, VmstatIndex::kActiveFile);
+    const auto inactive = vmstat.get(current, VmstatIndex::kInactiveFile);
     if (refaults_per_second && active && inactive && *active + *inactive > 0) {
       f.refault_ratio = *refaults_per_second * seconds / (*active + *inactive);
     }
@@ -161,11 +142,14 @@ StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<Sna
 }
 
 StallVerdict StallModel::assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
-  StallVerdict v = assess_stall_instant(current, ring, thresholds_);
+  StallVerdict v = assess_instant(current, ring);
   // A clock stepped back (or a sample out of order) would keep a stale level forever: forget.
   if (!recent_.empty() && recent_.back().first > current.taken_at) recent_.clear();
   recent_.emplace_back(current.taken_at, v.instant_level);
   while (!recent_.empty() && current.taken_at - recent_.front().first > thresholds_.hold) recent_.pop_front();
+  // Samples closer together than the clock can tell apart would never age out: bound it anyway.
+  constexpr std::size_t kMostRemembered = 4096;
+  while (recent_.size() > kMostRemembered) recent_.pop_front();
   for (const auto& [at, level] : recent_) v.level = std::max(v.level, level);
   return v;
 }

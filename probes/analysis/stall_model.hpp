@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes/analysis/vmstat_index.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
 
@@ -54,12 +55,12 @@ class StallModel {
   const StallThresholds& thresholds() const { return thresholds_; }
 
  private:
+  // This sample's evidence alone: the figures, the reasons and the instant level.
+  StallVerdict assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring);
+
   StallThresholds thresholds_;
+  VmstatIndex vmstat_;
   std::deque<std::pair<std::chrono::system_clock::time_point, VerdictLevel>> recent_;  // within hold
 };
-
-// This sample's evidence alone (no hysteresis): the figures, the reasons and the instant level.
-StallVerdict assess_stall_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
-                                  const StallThresholds& thresholds);
 
 }  // namespace memdiag::analysis
