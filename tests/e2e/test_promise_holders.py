@@ -64,16 +64,21 @@ class PromiseHoldersTest(unittest.TestCase):
         self.child = None
 
     def tearDown(self):
+        self.stop_child()
+        self.cgroup.remove()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def stop_child(self):
         if self.child is not None:
             if self.child.poll() is None:
                 self.child.kill()
             self.child.wait()
             self.child.stdin.close()
             self.child.stdout.close()
-        self.cgroup.remove()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+            self.child = None
 
     def start_child(self):
+        self.stop_child()  # a failed subtest's child: the cgroup must hold only the new one
         self.child = subprocess.Popen(["sh", "-c", self.cgroup.shell('exec "$0" -c "$1"'), sys.executable, CHILD],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                       preexec_fn=die_with_parent)
@@ -159,11 +164,7 @@ class PromiseHoldersTest(unittest.TestCase):
                          s[("memdiag_process_committed_private_bytes", who)], "touching promises nothing new")
         self.assertEqual(after[("memdiag_cgroup_process_unbacked_promise_bytes", cg)], unbacked(after))
 
-        self.child.kill()
-        self.child.wait()
-        self.child.stdin.close()
-        self.child.stdout.close()
-        self.child = None
+        self.stop_child()
 
 
 if __name__ == "__main__":
