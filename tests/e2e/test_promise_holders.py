@@ -28,6 +28,9 @@ SLACK = 64 * MiB
 # Other processes on the node start, grow and exit meanwhile (compilers of other builds): the
 # node-wide sum is compared with this tolerance.
 NODE_NOISE = 1 * GiB
+# Above this, a private writable mapping is a reservation (sanitizer shadow, MAP_NORESERVE), not
+# a promise any program means to keep.
+RESERVATION = 1 << 40
 
 # The child: names itself, maps the region (MAP_PRIVATE | MAP_ANONYMOUS, read-write, without
 # MAP_NORESERVE: charged to Committed_AS), says so, then touches the first N bytes (one write
@@ -134,9 +137,15 @@ class PromiseHoldersTest(unittest.TestCase):
         s = wait_until(lambda: (lambda s: s if (unbacked(s) or 0) >= REGION - SLACK else None)(d.samples()), 30,
                        lambda: "%s's unbacked promise >= 8 GiB - slack" % who)
         self.assertGreaterEqual(s[("memdiag_process_committed_private_bytes", who)], REGION)
-        # The top holder: no other selected process holds more unbacked promise.
+        # The top holder: no other selected process holds more unbacked promise. Except
+        # reservations of terabytes: a sanitized process (memdiagd itself in the ASan build)
+        # maps its ~14 TiB shadow MAP_NORESERVE, which the kernel counts in VmData though it
+        # never charges it; the figure cannot tell those apart (see ProcessMaps).
+        def committed(labels):
+            return s.get(("memdiag_process_committed_private_bytes", labels), 0)
         holders = sorted(((v, labels) for (name, labels), v in s.items()
-                          if name == "memdiag_process_unbacked_promise_bytes"), reverse=True)
+                          if name == "memdiag_process_unbacked_promise_bytes" and committed(labels) < RESERVATION),
+                         reverse=True)
         self.assertEqual(holders[0][1], who, "top holders: %s" % holders[:3])
         self.assertEqual(s[("memdiag_process_info", who[:-1] + ',cgroup="%s"}' % self.cgroup.path)], 1)
         # Its cgroup: the child is all there is in it.
@@ -145,7 +154,7 @@ class PromiseHoldersTest(unittest.TestCase):
         self.assertEqual(s[("memdiag_cgroup_process_committed_private_bytes", cg)],
                          s[("memdiag_process_committed_private_bytes", who)])
         cgroups = sorted(((v, labels) for (name, labels), v in s.items()
-                          if name == "memdiag_cgroup_process_unbacked_promise_bytes"), reverse=True)
+                          if name == "memdiag_cgroup_process_unbacked_promise_bytes" and v < RESERVATION), reverse=True)
         self.assertEqual(cgroups[0][1], cg, "top holding cgroups: %s" % cgroups[:3])
         # The node: risen by about the region.
         rise = s[("memdiag_processes_unbacked_promise_bytes", "")] - node_before
