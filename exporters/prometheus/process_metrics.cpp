@@ -51,6 +51,16 @@ void render_selected(const ProcessSection& section, MetricSink& sink) {
   sink.family("memdiag_process_virtual_bytes", "Virtual address space of a selected process (VmSize).",
               MetricType::Gauge);
   per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.virtual_bytes); });
+  sink.family("memdiag_process_committed_private_bytes",
+              "Private memory a selected process has been promised: its private writable and stack mappings "
+              "(VmData + VmStk), close to its share of Committed_AS.",
+              MetricType::Gauge);
+  per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.committed_private_bytes); });
+  sink.family("memdiag_process_unbacked_promise_bytes",
+              "Estimated promise a selected process holds that no memory backs yet: committed private bytes minus "
+              "resident anon and swap (floored at 0); selected also for the top_n by this figure.",
+              MetricType::Gauge);
+  per_process(section, sink, all, [](const SelectedProcess& p) { return static_cast<double>(p.unbacked_promise_bytes); });
   sink.family("memdiag_process_info",
               "A selected process's memory cgroup (1); join on pid and comm. cgroup is empty when unknown.",
               MetricType::Gauge);
@@ -97,6 +107,11 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
               "Processes above the threshold not exported because of sources.processes.max_above_threshold.",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.above_threshold_dropped));
+  sink.family("memdiag_processes_unbacked_promise_bytes",
+              "Estimated unbacked promises summed over every process scanned: per process, committed private bytes "
+              "(VmData + VmStk) minus resident anon and swap, floored at 0.",
+              MetricType::Gauge);
+  sink.sample({}, static_cast<double>(section.unbacked_promise_bytes));
   sink.family("memdiag_processes", "Processes scanned (kernel threads excluded).", MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.processes));
   sink.family("memdiag_process_scan_skipped",
@@ -145,11 +160,25 @@ void render_cgroup_sums(const ProcessSection& section, MetricSink& sink) {
   sink.family("memdiag_cgroup_process_swap_bytes", "Swap summed over the processes of a memory cgroup.",
               MetricType::Gauge);
   for (const auto& c : section.cgroups) sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.swap_bytes));
+  sink.family("memdiag_cgroup_process_committed_private_bytes",
+              "Private memory promised to the processes of a memory cgroup (VmData + VmStk summed).",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) {
+    sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.committed_private_bytes));
+  }
+  sink.family("memdiag_cgroup_process_unbacked_promise_bytes",
+              "Estimated unbacked promises of the processes of a memory cgroup: the per-process estimates "
+              "(committed private minus resident anon and swap, floored at 0) summed.",
+              MetricType::Gauge);
+  for (const auto& c : section.cgroups) {
+    sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.unbacked_promise_bytes));
+  }
   sink.family("memdiag_cgroup_process_map_areas", "Memory mappings summed over the processes of a memory cgroup.",
               MetricType::Gauge);
   for (const auto& c : section.cgroups) sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.map_count));
   sink.family("memdiag_process_cgroups_dropped",
-              "Memory cgroups whose process sums are not exported because of sources.processes.max_cgroups.",
+              "Memory cgroups whose process sums are not exported because of sources.processes.max_cgroups (kept: "
+              "the largest by resident memory and by unbacked promise, in turn).",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.dropped_cgroups));
   sink.family("memdiag_process_unknown_cgroup", "Processes whose memory cgroup could not be named.",

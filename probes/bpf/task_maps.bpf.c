@@ -75,6 +75,9 @@ int dump_task_maps(struct bpf_iter__task *ctx) {
   rec.rss_shmem_pages = rss_counter(mm, MEMDIAG_MM_SHMEMPAGES);
   rec.swap_entries = rss_counter(mm, MEMDIAG_MM_SWAPENTS);
   rec.total_vm_pages = mm->total_vm;
+  /* What the process was promised privately (issue 14): the fields VmData and VmStk show. */
+  rec.data_vm_pages = mm->data_vm;
+  rec.stack_vm_pages = mm->stack_vm;
   rec.memcg_id = memcg_id_of(task);
   __builtin_memcpy(rec.comm, task->comm, sizeof(rec.comm));
 

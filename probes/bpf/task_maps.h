@@ -22,6 +22,8 @@ struct memdiag_task_maps {
   __s64 rss_shmem_pages;  /* MM_SHMEMPAGES */
   __s64 swap_entries;     /* MM_SWAPENTS: pages swapped out (swap entries in the page tables) */
   __u64 total_vm_pages;   /* mm->total_vm: mapped virtual size in pages */
+  __u64 data_vm_pages;    /* mm->data_vm: private writable non-stack mappings (VmData) */
+  __u64 stack_vm_pages;   /* mm->stack_vm: stack mappings (VmStk) */
   __u64 memcg_id;         /* kernfs id of the task's memory cgroup (v1 memory dir inode, or v2 id) */
   char comm[MEMDIAG_TASK_COMM_LEN]; /* thread-group leader's comm, NUL-padded */
 };

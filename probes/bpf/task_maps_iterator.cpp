@@ -16,7 +16,7 @@
 
 namespace memdiag {
 
-static_assert(sizeof(memdiag_task_maps) == 72, "record layout changed: update both sides");
+static_assert(sizeof(memdiag_task_maps) == 88, "record layout changed: update both sides");
 static_assert(MEMDIAG_TASK_COMM_LEN == std::tuple_size_v<decltype(ProcessMaps::comm)>);
 
 namespace {
@@ -48,6 +48,7 @@ void to_process(const memdiag_task_maps& rec, std::uint64_t page_size, ProcessMa
   p.rss_shmem_bytes = pages_to_bytes(rec.rss_shmem_pages, page_size);
   p.swap_bytes = pages_to_bytes(rec.swap_entries, page_size);
   p.virtual_bytes = rec.total_vm_pages * page_size;
+  p.committed_private_bytes = (rec.data_vm_pages + rec.stack_vm_pages) * page_size;
   std::memcpy(p.comm.data(), rec.comm, p.comm.size());
   p.comm.back() = '\0';  // the kernel NUL-terminates, but do not rely on it
   p.cgroup_key = rec.memcg_id;

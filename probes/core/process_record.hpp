@@ -27,6 +27,20 @@ struct ProcessMaps {
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;
   std::uint64_t virtual_bytes = 0;
+  // The private memory the process has been promised (issue 14): (mm->data_vm + mm->stack_vm)
+  // pages, i.e. /proc/PID/status VmData + VmStk. data_vm counts the private writable mappings
+  // that are not stacks (anonymous, brk heap, or of a file), stack_vm the stacks. The kernel
+  // charges Committed_AS for private writable mappings (accountable_mapping()) and for stack
+  // growth, so this is the process's share of Committed_AS, except that:
+  // - MAP_NORESERVE mappings count here but are not charged in overcommit modes 0 and 1 (mode 2
+  //   ignores the flag and charges them);
+  // - private writable hugetlbfs mappings count here but are charged to the hugetlb pool, not
+  //   to Committed_AS;
+  // - shared writable anonymous or shmem mappings (MAP_SHARED|MAP_ANONYMOUS, memfd, SysV shm)
+  //   are charged once per object, not per process, and are not here at all;
+  // - Committed_AS also holds what the kernel charged outside any process's mappings (shmem
+  //   files of tmpfs mounts that are not mapped, for one).
+  std::uint64_t committed_private_bytes = 0;
   // The command name, NUL-terminated (at most 15 characters, as the kernel keeps it).
   std::array<char, 16> comm{};
   // The process's memory cgroup as a key the scanner's cgroup_path() turns into a path: the
@@ -35,6 +49,16 @@ struct ProcessMaps {
   std::uint64_t cgroup_key = 0;
 
   std::uint64_t rss_bytes() const { return rss_anon_bytes + rss_file_bytes + rss_shmem_bytes; }
+  // The promise not yet backed by memory: the private committed size minus what of it is
+  // resident (anon) or swapped out, floored at 0. An estimate, and it errs low: RssAnon also
+  // holds pages that are not in committed_private_bytes (copy-on-write copies of private
+  // read-only file mappings, e.g. relocated library text; anon pages of a shared region do not
+  // count there, they are shmem), and the RSS counters the task iterator reads may lag by a few
+  // pages per CPU.
+  std::uint64_t unbacked_promise_bytes() const {
+    const std::uint64_t backed = rss_anon_bytes + swap_bytes;
+    return committed_private_bytes > backed ? committed_private_bytes - backed : 0;
+  }
   std::string_view comm_view() const {
     std::size_t n = 0;
     while (n < comm.size() && comm[n] != '\0') ++n;

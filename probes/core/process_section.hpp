@@ -1,8 +1,8 @@
 // The process source's part of a Snapshot (issue 5): which processes are closest to
 // vm.max_map_count and which hold the most memory, how all processes spread over the map-count
-// ratio, and per-cgroup sums of their memory. Bounded by configuration: top-N by ratio, top-N
-// by RSS, the processes above the threshold (capped), the daemon itself, and at most
-// max_cgroups cgroup sums.
+// ratio, and per-cgroup sums of their memory and of the private memory they were promised.
+// Bounded by configuration: top-N by ratio, top-N by RSS, top-N by unbacked promise, the
+// processes above the threshold (capped), the daemon itself, and at most max_cgroups cgroup sums.
 #pragma once
 
 #include <array>
@@ -20,6 +20,7 @@ enum ProcessSelectedFor : std::uint8_t {
   kTopResident = 2,    // among the top-N by resident memory
   kAboveThreshold = 4, // map count at or above threshold x max_map_count
   kSelf = 8,           // the daemon itself
+  kTopUnbacked = 16,   // among the top-N by unbacked promise (issue 14)
 };
 
 struct SelectedProcess {
@@ -33,6 +34,8 @@ struct SelectedProcess {
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;
   std::uint64_t virtual_bytes = 0;
+  std::uint64_t committed_private_bytes = 0;  // see ProcessMaps
+  std::uint64_t unbacked_promise_bytes = 0;   // ProcessMaps::unbacked_promise_bytes()
   std::uint8_t selected_for = 0;  // ProcessSelectedFor bits
 };
 
@@ -46,6 +49,9 @@ struct CgroupProcessTotals {
   std::uint64_t rss_file_bytes = 0;
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;
+  // Sums of the per-process figures (issue 14): the promises this cgroup's processes hold.
+  std::uint64_t committed_private_bytes = 0;
+  std::uint64_t unbacked_promise_bytes = 0;
 };
 
 // Upper bounds of the ratio histogram: most processes sit far below 1%, so the low end is
@@ -66,13 +72,17 @@ struct ProcessSection {
   double threshold_ratio = 0;        // the configured threshold
   std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)
   double map_areas_ratio_max = 0;    // highest ratio on the node
+  // Sums over every process scanned (issue 14), whatever the selection and the cgroup cap.
+  std::uint64_t committed_private_bytes = 0;
+  std::uint64_t unbacked_promise_bytes = 0;
   std::uint64_t above_threshold = 0; // all processes at or above the threshold
   std::uint64_t above_threshold_dropped = 0;  // of those, not in `selected` (cap)
   // Processes with ratio <= kMapAreasRatioBounds[i], cumulative; the last entry counts all.
   std::array<std::uint64_t, kMapAreasRatioBounds.size() + 1> ratio_cumulative{};
   // Ordered by pid.
   std::vector<SelectedProcess> selected;
-  // Most resident memory first, at most max_cgroups of them.
+  // At most max_cgroups of them: the top by resident memory and the top by unbacked promise
+  // (see ProcessSelectionOptions::max_cgroups); most resident memory first.
   std::vector<CgroupProcessTotals> cgroups;
   std::uint64_t dropped_cgroups = 0;
   std::uint64_t unknown_cgroup_processes = 0;  // processes whose cgroup could not be named

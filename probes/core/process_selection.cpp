@@ -35,6 +35,8 @@ SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why
   s.rss_shmem_bytes = p.rss_shmem_bytes;
   s.swap_bytes = p.swap_bytes;
   s.virtual_bytes = p.virtual_bytes;
+  s.committed_private_bytes = p.committed_private_bytes;
+  s.unbacked_promise_bytes = p.unbacked_promise_bytes();
   s.selected_for = why;
   return s;
 }
@@ -50,6 +52,8 @@ void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const ProcessSel
     t.rss_file_bytes += p.rss_file_bytes;
     t.rss_shmem_bytes += p.rss_shmem_bytes;
     t.swap_bytes += p.swap_bytes;
+    t.committed_private_bytes += p.committed_private_bytes;
+    t.unbacked_promise_bytes += p.unbacked_promise_bytes();
   }
   std::vector<CgroupProcessTotals> named;
   named.reserve(by_key.size());
@@ -62,14 +66,60 @@ void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const ProcessSel
     totals.cgroup = *path;
     named.push_back(std::move(totals));
   }
+  // The cap keeps the cgroups that matter by either measure: taken in turn from the ranking by
+  // resident memory and from the ranking by unbacked promise (cgroups holding none are not in
+  // that one), each cgroup once, until max_cgroups are kept. So a cgroup that promised much but
+  // holds little resident memory (the one whose promises may come due) is not dropped for one
+  // that holds a little more resident memory; with fewer promise holders than half the cap,
+  // the rest goes to resident memory. Ties: by path, so the kept set does not flap.
   auto resident = [](const CgroupProcessTotals& t) { return t.rss_anon_bytes + t.rss_file_bytes + t.rss_shmem_bytes; };
-  std::sort(named.begin(), named.end(), [&](const CgroupProcessTotals& a, const CgroupProcessTotals& b) {
+  const auto more_resident = [&](const CgroupProcessTotals& a, const CgroupProcessTotals& b) {
     if (resident(a) != resident(b)) return resident(a) > resident(b);
     return a.cgroup < b.cgroup;
-  });
-  const std::size_t kept = std::min(named.size(), options.max_cgroups);
-  section.dropped_cgroups = named.size() - kept;
-  named.resize(kept);
+  };
+  std::sort(named.begin(), named.end(), more_resident);
+  const std::size_t named_cgroups = named.size();
+  if (named.size() > options.max_cgroups) {
+    std::vector<std::uint32_t> by_unbacked;
+    for (std::uint32_t i = 0; i < named.size(); ++i) {
+      if (named[i].unbacked_promise_bytes > 0) by_unbacked.push_back(i);
+    }
+    std::sort(by_unbacked.begin(), by_unbacked.end(), [&](std::uint32_t a, std::uint32_t b) {
+      if (named[a].unbacked_promise_bytes != named[b].unbacked_promise_bytes) {
+        return named[a].unbacked_promise_bytes > named[b].unbacked_promise_bytes;
+      }
+      return named[a].cgroup < named[b].cgroup;
+    });
+    std::vector<bool> keep(named.size(), false);
+    std::size_t kept = 0;
+    std::size_t next_resident = 0;  // index into named, already in resident order
+    std::size_t next_unbacked = 0;  // index into by_unbacked
+    bool resident_turn = true;
+    while (kept < options.max_cgroups && (next_resident < named.size() || next_unbacked < by_unbacked.size())) {
+      if (resident_turn || next_unbacked >= by_unbacked.size()) {
+        while (next_resident < named.size() && keep[next_resident]) ++next_resident;
+        if (next_resident < named.size()) {
+          keep[next_resident] = true;
+          ++kept;
+        }
+      } else {
+        while (next_unbacked < by_unbacked.size() && keep[by_unbacked[next_unbacked]]) ++next_unbacked;
+        if (next_unbacked < by_unbacked.size()) {
+          keep[by_unbacked[next_unbacked]] = true;
+          ++kept;
+        }
+      }
+      resident_turn = !resident_turn;
+    }
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      if (!keep[i]) continue;
+      if (out != i) named[out] = std::move(named[i]);  // a self-move would empty the path
+      ++out;  // stays in resident order
+    }
+    named.resize(out);
+  }
+  section.dropped_cgroups = named_cgroups - named.size();
   section.cgroups = std::move(named);
 }
 
@@ -92,6 +142,8 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
       if (ratio <= kMapAreasRatioBounds[b]) ++section.ratio_cumulative[b];
     }
     ++section.ratio_cumulative.back();
+    section.committed_private_bytes += p.committed_private_bytes;
+    section.unbacked_promise_bytes += p.unbacked_promise_bytes();
     if (max_map_count != 0 && ratio >= options.threshold_ratio) above.push_back(i);
     if (options.self_pid != 0 && p.pid == options.self_pid) marks[i] |= kSelf;
   }
@@ -111,6 +163,18 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
   std::iota(order.begin(), order.end(), 0u);
   mark_top(order, options.top_n, more_maps, marks, kTopMapAreas);
   mark_top(order, options.top_n, more_resident, marks, kTopResident);
+  // Only processes holding an unbacked promise compete: a process promised nothing is no
+  // holder, and marking the lowest pids of a node of such would show nothing.
+  std::vector<std::uint32_t> holders;
+  for (std::uint32_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].unbacked_promise_bytes() > 0) holders.push_back(i);
+  }
+  const auto more_unbacked = [&processes](std::uint32_t a, std::uint32_t b) {
+    const std::uint64_t x = processes[a].unbacked_promise_bytes();
+    const std::uint64_t y = processes[b].unbacked_promise_bytes();
+    return x != y ? x > y : processes[a].pid < processes[b].pid;
+  };
+  mark_top(holders, options.top_n, more_unbacked, marks, kTopUnbacked);
   section.above_threshold = above.size();
   mark_top(above, options.max_above_threshold, more_maps, marks, kAboveThreshold);
   section.above_threshold_dropped = above.size() - std::min(above.size(), options.max_above_threshold);

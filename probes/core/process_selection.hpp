@@ -1,7 +1,8 @@
 // From every process of a scan to the bounded set the exporter shows (issue 5): top-N by
-// map-count ratio, top-N by resident memory, every process at or above the threshold (up to a
-// cap), the daemon itself; the ratio histogram and per-cgroup sums over all processes. Pure:
-// the cgroup names come from a callback, so it is tested without a kernel.
+// map-count ratio, top-N by resident memory, top-N by unbacked promise (issue 14), every
+// process at or above the threshold (up to a cap), the daemon itself; the ratio histogram,
+// node-wide promise sums and per-cgroup sums over all processes. Pure: the cgroup names come
+// from a callback, so it is tested without a kernel.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,12 @@
 namespace memdiag {
 
 struct ProcessSelectionOptions {
-  std::size_t top_n = 10;                  // per ranking: map-count ratio and resident memory
+  std::size_t top_n = 10;                  // per ranking: map-count ratio, resident memory, unbacked promise
   double threshold_ratio = 0.8;            // of vm.max_map_count
   std::size_t max_above_threshold = 100;   // highest ratios first
-  std::size_t max_cgroups = 500;           // cgroup sums, most resident memory first
+  // Cgroup sums kept: taken in turn from the top by resident memory and the top by unbacked
+  // promise, so neither kind of large cgroup is dropped for small ones of the other.
+  std::size_t max_cgroups = 500;
   int self_pid = 0;                        // always selected; 0 = none
 };
 

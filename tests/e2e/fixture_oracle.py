@@ -192,9 +192,12 @@ def expected_processes(procfs, threshold):
     memory is exported), with `map_areas_threshold` = threshold. A process without VmSize in its
     status is a kernel thread: no memory, nothing to export. Map areas are the kernel's
     mm->map_count, which vm.max_map_count limits: the lines of maps, less the [vsyscall] gate
-    area that maps shows but that is no VMA of the process."""
+    area that maps shows but that is no VMA of the process. The promise a process holds (README,
+    issue 14): committed private = VmData + VmStk; unbacked = that less RssAnon and VmSwap, never
+    below 0; the node-wide figure sums the unbacked over every process with memory."""
     max_map_count = int(_read(os.path.join(procfs, "sys", "vm", "max_map_count")))
     out, ratios = {}, {}
+    unbacked_total = 0
     for pid in sorted(p for p in os.listdir(procfs) if p.isdigit()):
         status = _status_fields(_read(os.path.join(procfs, pid, "status")))
         if "VmSize" not in status:
@@ -207,6 +210,11 @@ def expected_processes(procfs, threshold):
             out[key("memdiag_process_resident_bytes", type=kind, **who)] = _kb(status[field])
         out[key("memdiag_process_swap_bytes", **who)] = _kb(status["VmSwap"])
         out[key("memdiag_process_virtual_bytes", **who)] = _kb(status["VmSize"])
+        committed = _kb(status["VmData"]) + _kb(status["VmStk"])
+        unbacked = max(0, committed - _kb(status["RssAnon"]) - _kb(status["VmSwap"]))
+        out[key("memdiag_process_committed_private_bytes", **who)] = committed
+        out[key("memdiag_process_unbacked_promise_bytes", **who)] = unbacked
+        unbacked_total += unbacked
         ratios[pid, status["Name"]] = areas / max_map_count
     above = {who: r for who, r in ratios.items() if r >= threshold}
     for (pid, comm), r in above.items():
@@ -215,13 +223,16 @@ def expected_processes(procfs, threshold):
     out[key("memdiag_processes_above_map_areas_threshold")] = len(above)
     out[key("memdiag_process_map_areas_threshold_ratio")] = threshold
     out[key("memdiag_processes")] = len(ratios)
+    out[key("memdiag_processes_unbacked_promise_bytes")] = unbacked_total
     return out
 
 
 PROCESS_FAMILIES = ("memdiag_process_map_areas", "memdiag_process_resident_bytes", "memdiag_process_swap_bytes",
                     "memdiag_process_virtual_bytes", "memdiag_process_map_areas_above_threshold",
                     "memdiag_map_areas_ratio_max", "memdiag_processes_above_map_areas_threshold",
-                    "memdiag_process_map_areas_threshold_ratio", "memdiag_processes")
+                    "memdiag_process_map_areas_threshold_ratio", "memdiag_processes",
+                    "memdiag_process_committed_private_bytes", "memdiag_process_unbacked_promise_bytes",
+                    "memdiag_processes_unbacked_promise_bytes")
 
 
 # README "Overcommit risk": the figures from meminfo, the mode from vm.overcommit_memory, and

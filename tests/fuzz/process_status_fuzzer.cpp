@@ -1,6 +1,7 @@
 // The /proc process scanner's parsers on arbitrary bytes: parse_process_status,
 // memory_cgroup_of (v1 and v2) and unescape_process_name. Whatever they accept must be what
 // the scanner may put in a record: views into the input, whole kB in bytes, a bounded name.
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -13,6 +14,25 @@ using memdiag::fuzz::is_within;
 
 namespace {
 
+// A field the parser accepted holds what its line says: the kB number of the one "Name:" line
+// in bytes, or 0 when there is no such line.
+void check_field_round_trip(std::string_view text, std::string_view field, std::uint64_t bytes) {
+  std::uint64_t expected = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.size() <= field.size() || line.substr(0, field.size()) != field || line[field.size()] != ':') continue;
+    std::uint64_t kb = 0;
+    for (char c : line.substr(field.size() + 1)) {
+      if (c >= '0' && c <= '9') kb = kb * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    expected = kb * 1024;
+  }
+  FUZZ_CHECK(bytes == expected);
+}
+
 void check_status(std::string_view text) {
   const auto status = memdiag::parse_process_status(text);
   if (!status) {
@@ -23,10 +43,13 @@ void check_status(std::string_view text) {
   FUZZ_CHECK(status->name.find('\n') == std::string_view::npos);
   FUZZ_CHECK(status->tgid > 0);
   for (auto bytes : {status->virtual_bytes, status->rss_anon_bytes, status->rss_file_bytes,
-                     status->rss_shmem_bytes, status->swap_bytes}) {
+                     status->rss_shmem_bytes, status->swap_bytes, status->data_bytes, status->stack_bytes}) {
     FUZZ_CHECK(bytes % 1024 == 0);  // converted from whole kB
   }
   if (!status->has_mm) FUZZ_CHECK(status->virtual_bytes == 0);
+  // VmData and VmStk are read as given: the scanner adds them, the parser does not.
+  check_field_round_trip(text, "VmData", status->data_bytes);
+  check_field_round_trip(text, "VmStk", status->stack_bytes);
   // Accepted text ends in a newline: a cut-short file is refused, never half-read.
   FUZZ_CHECK(!text.empty() && text.back() == '\n');
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -173,6 +174,10 @@ void ProcProcessScanner::scan_process(int pid, std::vector<ProcessMaps>& out) {
   record.rss_shmem_bytes = status->rss_shmem_bytes;
   record.swap_bytes = status->swap_bytes;
   record.virtual_bytes = status->virtual_bytes;
+  // Saturating: the kernel's figures cannot overflow, a malformed file's can.
+  record.committed_private_bytes = status->data_bytes > UINT64_MAX - status->stack_bytes
+                                       ? UINT64_MAX
+                                       : status->data_bytes + status->stack_bytes;
   unescape_process_name(status->name, record.comm.data(), record.comm.size());
   record.cgroup_key = cgroup_key;
 }

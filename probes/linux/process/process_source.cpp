@@ -29,7 +29,9 @@ ProcessMemorySection process_memory_of(const ProcessSection& scan) {
                                            .resident_bytes = p.rss_anon_bytes + p.rss_file_bytes + p.rss_shmem_bytes,
                                            .swap_bytes = p.swap_bytes,
                                            .virtual_bytes = p.virtual_bytes,
-                                           .map_areas = p.map_count});
+                                           .map_areas = p.map_count,
+                                           .committed_private_bytes = p.committed_private_bytes,
+                                           .unbacked_promise_bytes = p.unbacked_promise_bytes});
   }
   return view;
 }

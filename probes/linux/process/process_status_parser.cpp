@@ -26,6 +26,8 @@ constexpr ByteField kByteFields[] = {
     {"RssFile", 1u << 4, &ProcessStatus::rss_file_bytes},
     {"RssShmem", 1u << 5, &ProcessStatus::rss_shmem_bytes},
     {"VmSwap", 1u << 6, &ProcessStatus::swap_bytes},
+    {"VmData", 1u << 7, &ProcessStatus::data_bytes},
+    {"VmStk", 1u << 8, &ProcessStatus::stack_bytes},
 };
 
 // "   3060 kB" in bytes.

@@ -21,6 +21,8 @@ struct ProcessStatus {
   std::uint64_t rss_file_bytes = 0;
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;     // VmSwap
+  std::uint64_t data_bytes = 0;     // VmData: private writable non-stack mappings (mm->data_vm)
+  std::uint64_t stack_bytes = 0;    // VmStk: stacks (mm->stack_vm)
 };
 
 // Errors for text that is truncated before Name/Tgid, has a garbage number in a field it

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "probes/core/process_selection.hpp"
 #include "probes/core/utf8_text.hpp"
@@ -129,6 +131,95 @@ TEST(ProcessSelection, CgroupSumsAddUpOverAllProcessesAndAreCapped) {
   EXPECT_EQ(a.rss_file_bytes, 20u);
   EXPECT_EQ(a.rss_shmem_bytes, 2u);
   EXPECT_EQ(a.swap_bytes, 10u);
+}
+
+ProcessMaps promised(int pid, std::uint64_t committed, std::uint64_t rss_anon, std::uint64_t cgroup_key) {
+  ProcessMaps p = process(pid, 10, rss_anon, cgroup_key);
+  p.committed_private_bytes = committed;
+  return p;
+}
+
+TEST(ProcessSelection, UnbackedPromiseIsCommittedLessAnonAndSwapFlooredAtZero) {
+  ProcessMaps p = promised(1, 1000, 300, 1);  // swap_bytes is 5
+  EXPECT_EQ(p.unbacked_promise_bytes(), 695u);
+  p.rss_anon_bytes = 999;  // more resident than promised (COW copies of file pages): not negative
+  EXPECT_EQ(p.unbacked_promise_bytes(), 0u);
+}
+
+TEST(ProcessSelection, TopByUnbackedPromiseAndNodeAndCgroupSums) {
+  std::vector<ProcessMaps> all;
+  for (int pid = 100; pid < 120; ++pid) all.push_back(promised(pid, 0, 1000, 1));  // promised nothing
+  all.push_back(promised(500, 8ull << 30, 1 << 20, 2));  // the big holder, little resident
+  all.push_back(promised(501, 1ull << 30, 1 << 30, 2));  // promised and all of it resident
+  all.push_back(promised(502, 2ull << 20, 1 << 20, 3));  // a small holder
+  ProcessSelectionOptions options;
+  options.top_n = 2;
+  const ProcessSection s = select_processes(all, 65530, options, Names().namer());
+
+  ASSERT_NE(find(s, 500), nullptr);
+  EXPECT_TRUE(find(s, 500)->selected_for & kTopUnbacked);
+  EXPECT_EQ(find(s, 500)->committed_private_bytes, 8ull << 30);
+  EXPECT_EQ(find(s, 500)->unbacked_promise_bytes, (8ull << 30) - (1 << 20) - 5);
+  ASSERT_NE(find(s, 502), nullptr);
+  EXPECT_TRUE(find(s, 502)->selected_for & kTopUnbacked);
+  // 501 holds nothing unbacked: in the selection for its resident memory only.
+  ASSERT_NE(find(s, 501), nullptr);
+  EXPECT_EQ(find(s, 501)->selected_for, kTopResident);
+  // Processes that promised nothing are no holders, however low their pids.
+  for (int pid = 100; pid < 120; ++pid) {
+    if (const SelectedProcess* p = find(s, pid)) {
+      EXPECT_FALSE(p->selected_for & kTopUnbacked) << pid;
+    }
+  }
+
+  const std::uint64_t unbacked_500 = (8ull << 30) - (1 << 20) - 5;
+  const std::uint64_t unbacked_502 = (2ull << 20) - (1 << 20) - 5;
+  EXPECT_EQ(s.unbacked_promise_bytes, unbacked_500 + unbacked_502);
+  EXPECT_EQ(s.committed_private_bytes, (8ull << 30) + (1ull << 30) + (2ull << 20));
+  auto cgroup = [&](const char* path) {
+    auto it = std::find_if(s.cgroups.begin(), s.cgroups.end(), [&](const CgroupProcessTotals& c) { return c.cgroup == path; });
+    return it == s.cgroups.end() ? nullptr : &*it;
+  };
+  ASSERT_NE(cgroup("/b"), nullptr);
+  EXPECT_EQ(cgroup("/b")->committed_private_bytes, (8ull << 30) + (1ull << 30));
+  EXPECT_EQ(cgroup("/b")->unbacked_promise_bytes, unbacked_500);  // 501 adds 0, not a negative
+  ASSERT_NE(cgroup("/c"), nullptr);
+  EXPECT_EQ(cgroup("/c")->unbacked_promise_bytes, unbacked_502);
+  ASSERT_NE(cgroup("/a"), nullptr);
+  EXPECT_EQ(cgroup("/a")->unbacked_promise_bytes, 0u);
+}
+
+TEST(ProcessSelection, CgroupCapKeepsTheLargestPromiseHoldersAsWellAsTheLargestResident) {
+  // Ten cgroups with much resident memory and no promise, two with little resident memory and
+  // large unbacked promises. A cap of 4 by resident memory alone would keep none of the two.
+  Names names;
+  std::vector<ProcessMaps> all;
+  for (int i = 0; i < 10; ++i) {
+    names.paths[10 + i] = "/resident" + std::to_string(i);
+    all.push_back(promised(100 + i, 0, (100u + i) << 20, 10 + i));
+  }
+  names.paths[30] = "/holder-big";
+  names.paths[31] = "/holder-small";
+  all.push_back(promised(300, 8ull << 30, 1 << 20, 30));
+  all.push_back(promised(301, 1ull << 30, 1 << 20, 31));
+  ProcessSelectionOptions options;
+  options.max_cgroups = 4;
+  const ProcessSection s = select_processes(all, 65530, options, names.namer());
+
+  ASSERT_EQ(s.cgroups.size(), 4u);
+  EXPECT_EQ(s.dropped_cgroups, 8u);
+  std::vector<std::string> kept;
+  for (const CgroupProcessTotals& c : s.cgroups) kept.push_back(c.cgroup);
+  // Taken in turn: the top two by resident memory, the two promise holders; in resident order.
+  EXPECT_EQ(kept, (std::vector<std::string>{"/resident9", "/resident8", "/holder-big", "/holder-small"}));
+
+  // With fewer holders than half the cap, the rest goes to resident memory.
+  options.max_cgroups = 6;
+  const ProcessSection wider = select_processes(all, 65530, options, names.namer());
+  kept.clear();
+  for (const CgroupProcessTotals& c : wider.cgroups) kept.push_back(c.cgroup);
+  EXPECT_EQ(kept, (std::vector<std::string>{"/resident9", "/resident8", "/resident7", "/resident6", "/holder-big",
+                                            "/holder-small"}));
 }
 
 TEST(ProcessSelection, NothingAboveThresholdWithoutALimitAndEmptyScans) {

@@ -102,6 +102,8 @@ TEST(ProcessMemory, TheSelectedProcessesInNeutralTerms) {
     EXPECT_EQ(neutral.swap_bytes, linux_view.swap_bytes);
     EXPECT_EQ(neutral.virtual_bytes, linux_view.virtual_bytes);
     EXPECT_EQ(neutral.map_areas, linux_view.map_count);
+    EXPECT_EQ(neutral.committed_private_bytes, linux_view.committed_private_bytes);
+    EXPECT_EQ(neutral.unbacked_promise_bytes, linux_view.unbacked_promise_bytes);
   }
   const auto zig = std::find_if(snap.process_memory->processes.begin(), snap.process_memory->processes.end(),
                                 [](const ProcessMemory& p) { return p.pid == 4242; });
@@ -110,6 +112,8 @@ TEST(ProcessMemory, TheSelectedProcessesInNeutralTerms) {
   EXPECT_EQ(zig->resident_bytes, (800768ull + 1536) * 1024);  // RssAnon + RssFile + RssShmem
   EXPECT_EQ(zig->virtual_bytes, 1648252ull * 1024);
   EXPECT_EQ(zig->map_areas, 12u);
+  EXPECT_EQ(zig->committed_private_bytes, (1600128ull + 132) * 1024);  // VmData + VmStk
+  EXPECT_EQ(zig->unbacked_promise_bytes, (1600128ull + 132 - 800768 - 0) * 1024);  // - RssAnon - VmSwap
 }
 
 }  // namespace

@@ -68,6 +68,8 @@ const char* const kStatus =
     "RssAnon:\t    1024 kB\n"
     "RssFile:\t     512 kB\n"
     "RssShmem:\t     256 kB\n"
+    "VmData:\t    2048 kB\n"
+    "VmStk:\t     132 kB\n"
     "VmSwap:\t      64 kB\n"
     "Threads:\t1\n";
 
@@ -82,6 +84,8 @@ TEST(ProcessStatus, ReadsNameTgidAndMemoryInBytes) {
   EXPECT_EQ(status->rss_file_bytes, 512u * 1024);
   EXPECT_EQ(status->rss_shmem_bytes, 256u * 1024);
   EXPECT_EQ(status->swap_bytes, 64u * 1024);
+  EXPECT_EQ(status->data_bytes, 2048u * 1024);
+  EXPECT_EQ(status->stack_bytes, 132u * 1024);
 }
 
 TEST(ProcessStatus, KernelThreadHasNoMm) {
