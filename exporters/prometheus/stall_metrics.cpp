@@ -1,6 +1,8 @@
 #include "exporters/prometheus/stall_metrics.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 namespace memdiag::prom {
 
@@ -24,21 +26,44 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
     const bool holds = std::any_of(v.reasons.begin(), v.reasons.end(), [&](const VerdictReason& r) { return r.code == code; });
     sink.sample({{"reason", code}}, holds ? 1 : 0);
   }
-  if (!v.reasons.empty()) sink.family("memdiag_stall_reason_value",
-              "The figure behind each reason that holds (stall_time and the eBPF causes: seconds stalled per second; "
-              "thrashing: refaults over the file cache; oom_kill: kills in the window; counts per second otherwise).",
-              MetricType::Gauge);
-  for (const VerdictReason& r : v.reasons) sink.sample({{"reason", r.code}}, r.value);  // none: no family
   sink.family("memdiag_stall_signal", "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo).",
               MetricType::Gauge);
   for (std::string_view signal : {stall_signal::kPsi, stall_signal::kVmstat, stall_signal::kEbpf, stall_signal::kMeminfo}) {
     const bool had = std::find(v.signals.begin(), v.signals.end(), signal) != v.signals.end();
     sink.sample({{"signal", signal}}, had ? 1 : 0);
   }
-  if (v.figures.window_seconds > 0) {
-    sink.family("memdiag_stall_window_seconds", "The time the stall verdict's rates span (the window, or less after a start).",
-                MetricType::Gauge);
-    sink.sample({}, v.figures.window_seconds);
+  sink.family("memdiag_stall_window_seconds",
+              "The time the stall verdict's rates span: the window, less after a start, 0 before a second sample.",
+              MetricType::Gauge);
+  sink.sample({}, v.figures.window_seconds);
+  // The numbers behind the reasons, whether or not they reach a threshold, each present while
+  // the signals it comes from are.
+  const StallFigures& f = v.figures;
+  const std::pair<const char*, const std::optional<double>*> figures[] = {
+      {"psi_some_ratio", &f.psi_some_ratio},
+      {"psi_full_ratio", &f.psi_full_ratio},
+      {"direct_reclaim_stall_ratio", &f.direct_reclaim_stall_ratio},
+      {"memcg_reclaim_stall_ratio", &f.memcg_reclaim_stall_ratio},
+      {"compaction_stall_ratio", &f.compaction_stall_ratio},
+      {"allocstalls_per_second", &f.allocstalls_per_second},
+      {"direct_scan_pages_per_second", &f.direct_scan_pages_per_second},
+      {"compact_stalls_per_second", &f.compact_stalls_per_second},
+      {"refault_ratio", &f.refault_ratio},
+      {"oom_kills", &f.oom_kills},
+      {"swap_free_ratio", &f.swap_free_ratio},
+  };
+  bool any = false;
+  for (const auto& [name, value] : figures) {
+    if (!value->has_value()) continue;
+    if (!any) {
+      sink.family("memdiag_stall_evidence",
+                  "The stall verdict's figures over its window: PSI some/full and eBPF stall time as seconds per "
+                  "second, vmstat counts per second, file refaults over the file cache (thrashing window), OOM "
+                  "kills in the window, the share of swap free.",
+                  MetricType::Gauge);
+      any = true;
+    }
+    sink.sample({{"figure", name}}, **value);
   }
 }
 

@@ -1,7 +1,7 @@
 // memdiag_stall_* series from a snapshot's stall verdict (probes/analysis/stall_model.hpp):
-// the level as a number and as a state set, every reason code with 1 when it holds (and the
-// figure behind it), and the signals the verdict had, so "none" with every signal missing is
-// not mistaken for a calm node.
+// the level as a number and as a state set, every reason code with 1 when it holds, the figures
+// behind them (memdiag_stall_evidence{figure}), and the signals the verdict had, so "none" with
+// every signal missing is not mistaken for a calm node.
 #pragma once
 
 #include "exporters/prometheus/metric_sink.hpp"

@@ -295,8 +295,9 @@ _STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "
 
 
 def expected_stall_first_sample(procfs):
-    """README "Stall verdict": a first sample (what --once prints) has no window, so no rates,
-    no reasons and level none; the signals are the sources the tree has (no eBPF in a tree)."""
+    """README "Stall verdict": a first sample (what --once prints) has no window (0 s), so no
+    rates, no evidence, no reasons and level none; the signals are the sources the tree has (no
+    eBPF in a tree). A fixture without swap has no swap_free_ratio evidence either."""
     out = {key("memdiag_stall_level"): 0}
     for i, name in enumerate(_LEVELS):
         out[key("memdiag_stall_state", level=name)] = int(i == 0)
@@ -308,6 +309,7 @@ def expected_stall_first_sample(procfs):
            "meminfo": os.path.isfile(os.path.join(procfs, "meminfo"))}
     for signal, present in has.items():
         out[key("memdiag_stall_signal", signal=signal)] = int(present)
+    out[key("memdiag_stall_window_seconds")] = 0
     return out
 
 

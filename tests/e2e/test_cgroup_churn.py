@@ -478,7 +478,9 @@ class CgroupChurn(unittest.TestCase):
                 os.environ["GLIBC_TUNABLES"] = saved
         with d:
             d.wait_ready()
-            baseline = d.samples()
+            # Two samples in: the stall verdict's window (and its evidence series) exists from
+            # the second sample on, so the first sample's series set is not the steady one.
+            baseline = wait_for_samples(d, count=2)
             self.assertEqual(baseline[("memdiag_source_up", '{source="cgroup"}')], 1, d.logs())
             self.assertEqual(cgroup_series(baseline), [])
             pid = d.proc.pid

@@ -125,9 +125,10 @@ class ProcessSourceTest(unittest.TestCase):
                     cg = '{cgroup="%s"}' % self.cgroup.path
                     self.assertEqual(s[("memdiag_cgroup_processes", cg)], 1)
                     self.assertEqual(s[("memdiag_cgroup_process_map_areas", cg)], expected)
-                    # Bounded: top 3 by map count, top 3 by memory, the above-threshold ones, itself.
+                    # Bounded: top 3 by map count, by memory and by unbacked promise, the
+                    # above-threshold ones, itself.
                     selected = [k for k in s if k[0] == "memdiag_process_map_areas"]
-                    self.assertLessEqual(len(selected), 6 + s[("memdiag_processes_above_map_areas_threshold", "")] + 1)
+                    self.assertLessEqual(len(selected), 9 + s[("memdiag_processes_above_map_areas_threshold", "")] + 1)
                     self.assertGreater(s[("memdiag_processes", "")], 3)
                     # The daemon reports itself like any other process.
                     self.assertIsNotNone(self.series(d, "memdiag_process_map_areas", d.proc.pid, "memdiagd"),
