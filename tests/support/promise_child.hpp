@@ -11,11 +11,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
 namespace memdiag::test_support {
+
+// One store per page. Not instrumented: under AddressSanitizer each checked store reads its
+// shadow byte, and the shadow of the touched range (1/8 of it) became resident too, so anon
+// memory rose by 288 MiB for 256 MiB touched and the test measured ASan, not the process.
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("address")))
+#endif
+inline void touch_pages(unsigned char* region, std::size_t bytes, std::size_t page) {
+  volatile unsigned char* at = region;
+  for (std::size_t offset = 0; offset < bytes; offset += page) at[offset] = 1;
+}
 
 class PromiseChild {
  public:
@@ -49,7 +61,7 @@ class PromiseChild {
         const ssize_t n = ::read(command[0], &touch, sizeof touch);
         if (n == 0) ::_exit(0);
         if (n != static_cast<ssize_t>(sizeof touch)) continue;
-        for (std::size_t at = 0; at < touch && at < bytes; at += page) region[at] = 1;
+        touch_pages(region, std::min<std::uint64_t>(touch, bytes), page);
         if (::write(ready[1], &byte, 1) != 1) ::_exit(94);
       }
     }
