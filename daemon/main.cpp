@@ -11,6 +11,7 @@
 #include "daemon/cli.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
+#include "probes/bpf/bpf_factories.hpp"
 #include "probes/canary/canary_child_main.hpp"
 
 int main(int argc, char** argv) {
@@ -23,8 +24,15 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "--canary-child") {
     return canary::run_canary_child(std::vector<std::string>(args.begin() + 1, args.end()));
   }
-  // This binary is the one with that mode: the canary source starts its children from it.
+  // Nor this: the eBPF objects are loaded by the daemon run this way, a fresh process that
+  // hands their descriptors back (probes/bpf/bpf_loader_child.hpp).
+  if (!args.empty() && args[0] == "--bpf-loader") {
+    return run_bpf_loader(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  // This binary is the one with those modes: the canary source and the eBPF probes start their
+  // children from it.
   canary::set_canary_child_program("/proc/self/exe");
+  set_bpf_loader_program("/proc/self/exe");
   auto options = parse_cli(args);
   if (!options) {
     std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());

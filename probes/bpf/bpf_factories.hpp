@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "probes/bpf/reclaim_stall_options.hpp"
 #include "probes/core/kernel_paths.hpp"
@@ -19,5 +20,11 @@ std::unique_ptr<Source> make_reclaim_stall_source(const KernelPaths& paths, cons
 
 // Opens the eBPF task iterator with this BTF ("" = the kernel's); empty without eBPF.
 BpfScannerOpener task_iterator_opener(const std::string& btf_path);
+
+// The BPF loader child (bpf_loader_child.hpp) as its own process: the daemon names the program
+// that has the `--bpf-loader` mode (itself), and that mode's entry. Without eBPF: nothing to
+// load; the mode exits 2.
+void set_bpf_loader_program(std::string path);
+int run_bpf_loader(const std::vector<std::string>& args);
 
 }  // namespace memdiag

@@ -1,5 +1,6 @@
 #include "probes/bpf/bpf_loader_child.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -12,35 +13,30 @@
 #include <cstring>
 #include <exception>
 
+#include "probes/bpf/bpf_factories.hpp"
 #include "probes/bpf/bpf_handoff_message.hpp"
+#include "probes/bpf/reclaim_stall_probe.hpp"
+#include "probes/bpf/task_maps_iterator.hpp"
 
 namespace memdiag {
 
 namespace {
 
-// The child's side: never returns.
-[[noreturn]] void run_child(int socket, const std::function<BpfHandoff()>& load) {
-  // A daemon killed while its child loads must not leave the child behind.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+// Where the exec'd loader finds its end of the socket.
+constexpr int kLoaderSocketFd = 3;
+
+// Sends what a load returned, with its descriptors, as one message on `socket`.
+void send_handoff(int socket, BpfHandoff loaded) {
   BpfHandoffMessage message;
   std::vector<int> fds;
-  try {
-    BpfHandoff loaded = load();
-    message.error = std::move(loaded.error);
-    message.log = std::move(loaded.log);
-    if (message.error.empty()) {
-      for (const auto& [name, fd] : loaded.descriptors) {
-        message.names.push_back(name);
-        fds.push_back(fd);
-      }
-      message.report = std::move(loaded.report);
+  message.error = std::move(loaded.error);
+  message.log = std::move(loaded.log);
+  if (message.error.empty()) {
+    for (const auto& [name, fd] : loaded.descriptors) {
+      message.names.push_back(name);
+      fds.push_back(fd);
     }
-  } catch (const std::exception& e) {
-    message = BpfHandoffMessage{};
-    message.error = std::string("the BPF loader failed: ") + e.what();
-  } catch (...) {
-    message = BpfHandoffMessage{};
-    message.error = "the BPF loader failed with an unknown exception";
+    message.report = std::move(loaded.report);
   }
   if (fds.size() > kHandoffMaxDescriptors) {
     message = BpfHandoffMessage{};
@@ -70,8 +66,27 @@ namespace {
   }
   while (::sendmsg(socket, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
   }
-  // _exit: no destructors, no atexit handlers, no detaching. The parent holds the programs now.
-  ::_exit(0);
+}
+
+// Runs a load, turning an exception into an error the parent hears.
+BpfHandoff run_load(const std::function<BpfHandoff()>& load) {
+  try {
+    return load();
+  } catch (const std::exception& e) {
+    BpfHandoff out;
+    out.error = std::string("the BPF loader failed: ") + e.what();
+    return out;
+  } catch (...) {
+    BpfHandoff out;
+    out.error = "the BPF loader failed with an unknown exception";
+    return out;
+  }
+}
+
+// The program with the --bpf-loader mode, if this process has named one.
+std::string& loader_program() {
+  static std::string program;
+  return program;
 }
 
 BpfLoaderFailure failure(std::string message, long peak_kib = 0, std::vector<std::string> log = {}) {
@@ -97,8 +112,12 @@ UniqueFd ReceivedBpf::take(std::string_view name) {
   return UniqueFd{};
 }
 
-Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(const std::function<BpfHandoff()>& load,
-                                                      std::chrono::milliseconds deadline) {
+namespace {
+
+// Starts the child: `start_child` runs in it after fork, with the socket's child end, and must
+// not return. Then waits for the answer and reaps the child.
+template <class StartChild>
+Expected<ReceivedBpf, BpfLoaderFailure> run_child(StartChild start_child, std::chrono::milliseconds deadline) {
   const auto started = std::chrono::steady_clock::now();
   int ends[2];
   // SEQPACKET: the child's answer is one message, arriving whole or not at all.
@@ -114,7 +133,10 @@ Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(const std::function<BpfHan
   }
   if (pid == 0) {
     ::close(ends[0]);
-    run_child(ends[1], load);
+    // A daemon killed while its child loads must not leave the child behind (kept across exec).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    start_child(ends[1]);
+    ::_exit(127);
   }
   child_end.reset();  // so a child that dies without answering reads as end-of-file
 
@@ -195,6 +217,63 @@ Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(const std::function<BpfHan
   out.child_peak_rss_kib = peak_kib;
   out.took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   return out;
+}
+
+}  // namespace
+
+Expected<ReceivedBpf, BpfLoaderFailure> load_in_forked_child(const std::function<BpfHandoff()>& load,
+                                                             std::chrono::milliseconds deadline) {
+  return run_child(
+      [&load](int socket) {
+        send_handoff(socket, run_load(load));
+        // _exit: no destructors, no atexit handlers, no detaching. The parent holds the programs now.
+        ::_exit(0);
+      },
+      deadline);
+}
+
+Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(std::string_view name, BpfLoadFunction function,
+                                                      const std::vector<std::string>& args,
+                                                      std::chrono::milliseconds deadline) {
+  const std::string& program = loader_program();
+  if (program.empty()) return load_in_forked_child([&] { return function(args); }, deadline);
+  // argv is built before the fork: between fork and exec the child only makes system calls.
+  std::vector<std::string> argv_text = {program, "--bpf-loader", std::to_string(kLoaderSocketFd), std::string(name)};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return run_child(
+      [&argv](int socket) {
+        // dup2 clears close-on-exec on the copy: the loader finds its socket at a known number
+        // (already there: clear the flag itself).
+        if (socket == kLoaderSocketFd) {
+          if (::fcntl(socket, F_SETFD, 0) < 0) ::_exit(126);
+        } else if (::dup2(socket, kLoaderSocketFd) < 0) {
+          ::_exit(126);
+        }
+        ::execv(argv[0], argv.data());
+        ::_exit(127);  // the parent reads end-of-file: "exited with code 127 before answering"
+      },
+      deadline);
+}
+
+void set_bpf_loader_program(std::string path) { loader_program() = std::move(path); }
+
+int run_bpf_loader(const std::vector<std::string>& args) {
+  // FD NAME ARGS...: the socket, which loader, its arguments.
+  if (args.size() < 2 || args[0] != std::to_string(kLoaderSocketFd)) return 2;
+  const std::vector<std::string> rest(args.begin() + 2, args.end());
+  BpfHandoff loaded;
+  if (args[1] == kReclaimStallLoader) {
+    loaded = run_load([&] { return load_reclaim_stall_for_parent(rest); });
+  } else if (args[1] == kTaskMapsLoader) {
+    loaded = run_load([&] { return load_task_maps_for_parent(rest); });
+  } else {
+    loaded.error = "no BPF loader named " + args[1];
+  }
+  send_handoff(kLoaderSocketFd, std::move(loaded));
+  ::_exit(0);  // as in the forked child: nothing detached
 }
 
 }  // namespace memdiag

@@ -7,10 +7,14 @@
 // socketpair with SCM_RIGHTS, and exits without closing anything, so the programs stay
 // attached through the daemon's copies of the descriptors and go when the daemon closes them.
 //
-// The child is forked, not exec'd: it runs the probe's own load function with the options the
-// caller already holds, in any binary (the daemon, the test binaries). It uses only what a
-// single thread needs (glibc's malloc is safe after fork) and never logs: what libbpf says
-// comes back in the message. The parent waits for it with a deadline and reaps it.
+// How the child is made: the daemon runs itself (`memdiagd --bpf-loader FD NAME ARGS...`, see
+// set_bpf_loader_program), so the child is a fresh process: a fork of the multi-threaded daemon
+// that went on running code could find a lock (an allocator's) held by a thread that does not
+// exist in the child, and under clang 14's AddressSanitizer it did, and the child hung. A
+// program without that mode (the test binaries) forks and runs the load function in the child,
+// which is safe while no other thread allocates. Either way the load function gets its options
+// as strings, the same ones, and the child never logs: libbpf's lines come back in the message.
+// The parent waits with a deadline and reaps the child.
 #pragma once
 
 #include <chrono>
@@ -53,10 +57,18 @@ struct BpfLoaderFailure {
   long child_peak_rss_kib = 0;
 };
 
-// Forks, runs `load` in the child, and returns what it sent. A load that fails comes back with
-// its message; a child that crashes, hangs past `deadline` (killed then) or sends garbage is an
-// error naming that. Not thread-safe with itself only in that each call forks its own child.
-Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(const std::function<BpfHandoff()>& load,
+// A probe's load function, run in the child with the arguments it was given.
+using BpfLoadFunction = BpfHandoff (*)(const std::vector<std::string>& args);
+
+// Runs the load named `name` (`function`, with `args`) in a child and returns what it sent: a
+// load that fails comes back with its message; a child that crashes, hangs past `deadline`
+// (killed then) or sends garbage is an error naming that.
+Expected<ReceivedBpf, BpfLoaderFailure> load_in_child(std::string_view name, BpfLoadFunction function,
+                                                      const std::vector<std::string>& args,
                                                       std::chrono::milliseconds deadline = std::chrono::seconds(60));
+
+// The same for a function that is not a named loader: always forked (tests of the transport).
+Expected<ReceivedBpf, BpfLoaderFailure> load_in_forked_child(const std::function<BpfHandoff()>& load,
+                                                             std::chrono::milliseconds deadline = std::chrono::seconds(60));
 
 }  // namespace memdiag

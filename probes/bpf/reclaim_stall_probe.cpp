@@ -414,12 +414,60 @@ Expected<Units> decode_units(std::string_view bytes) {
   return units;
 }
 
+// ProbeOptions as loader arguments and back (the log callback stays in the parent).
+std::vector<std::string> options_to_args(const ProbeOptions& options) {
+  std::vector<std::string> args = {"btf_path=" + options.btf_path,
+                                   std::string("fallback=") + (options.allow_tracefs_fallback ? "1" : "0"),
+                                   std::string("force_tracepoint=") + (options.force_tracepoint ? "1" : "0")};
+  for (StallKind kind : options.unavailable_for_test) args.push_back("missing=" + std::string(to_string(kind)));
+  for (StallKind kind : options.tp_btf_unavailable_for_test) {
+    args.push_back("tp_btf_missing=" + std::string(to_string(kind)));
+  }
+  return args;
+}
+
+Expected<ProbeOptions> options_from_args(const std::vector<std::string>& args) {
+  ProbeOptions options;
+  auto kind_named = [](std::string_view name) -> std::optional<StallKind> {
+    for (std::size_t k = 0; k < kStallKindCount; ++k) {
+      if (to_string(static_cast<StallKind>(k)) == name) return static_cast<StallKind>(k);
+    }
+    return std::nullopt;
+  };
+  for (const std::string& arg : args) {
+    const std::size_t eq = arg.find('=');
+    const std::string key = arg.substr(0, eq);
+    const std::string value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+    if (key == "btf_path") {
+      options.btf_path = value;
+    } else if (key == "fallback") {
+      options.allow_tracefs_fallback = value == "1";
+    } else if (key == "force_tracepoint") {
+      options.force_tracepoint = value == "1";
+    } else if (key == "missing" || key == "tp_btf_missing") {
+      auto kind = kind_named(value);
+      if (!kind) return make_error("the BPF loader got an unknown stall kind: " + value);
+      (key == "missing" ? options.unavailable_for_test : options.tp_btf_unavailable_for_test).push_back(*kind);
+    } else {
+      return make_error("the BPF loader got an unknown argument: " + arg);
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
 // The child's whole run: load and attach, then name the descriptors the parent needs. The
 // skeleton and links are let go without being destroyed: destroying them would detach the
 // programs, and the child exits right after sending.
-BpfHandoff load_for_parent(const ProbeOptions& options) {
+BpfHandoff load_reclaim_stall_for_parent(const std::vector<std::string>& args) {
   BpfHandoff out;
-  ProbeOptions child_options = options;
+  auto options = options_from_args(args);
+  if (!options) {
+    out.error = options.error().message;
+    return out;
+  }
+  ProbeOptions child_options = *options;
   child_options.log = [&out](std::string_view line) { out.log.emplace_back(line); };
   auto attached = attach_units(child_options);
   if (!attached) {
@@ -442,8 +490,6 @@ BpfHandoff load_for_parent(const ProbeOptions& options) {
   return out;
 }
 
-}  // namespace
-
 Expected<std::unique_ptr<ReclaimStallProbe>> ReclaimStallProbe::open(const ProbeOptions& options) {
   // BTF first: without it nothing CO-RE can load, and the message should name the file.
   const std::string btf = options.btf_path.empty() ? kKernelBtf : options.btf_path;
@@ -456,7 +502,7 @@ Expected<std::unique_ptr<ReclaimStallProbe>> ReclaimStallProbe::open(const Probe
     return make_error(std::move(message));
   }
 
-  auto received = load_in_child([&options] { return load_for_parent(options); });
+  auto received = load_in_child(kReclaimStallLoader, &load_reclaim_stall_for_parent, options_to_args(options));
   const auto& lines = received ? received->log : received.error().log;
   if (options.log) {
     for (const std::string& line : lines) options.log(line);

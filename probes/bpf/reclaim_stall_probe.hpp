@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "probes/bpf/bpf_loader_child.hpp"
 #include "probes/bpf/libbpf_log.hpp"
 #include "probes/bpf/reclaim_stall_units.hpp"
 #include "probes/core/expected.hpp"
@@ -109,6 +110,11 @@ struct BpfProgramStats {
   std::uint64_t run_count = 0;
   std::uint64_t run_time_ns = 0;
 };
+
+// open()'s work in the loader child (bpf_loader_child.hpp), by name: the options come as the
+// strings open() made of them, libbpf's lines go back in the answer.
+inline constexpr std::string_view kReclaimStallLoader = "reclaim_stall";
+BpfHandoff load_reclaim_stall_for_parent(const std::vector<std::string>& args);
 
 class ReclaimStallProbe {
  public:

@@ -54,9 +54,12 @@ void to_process(const memdiag_task_maps& rec, std::uint64_t page_size, ProcessMa
   p.cgroup_key = rec.memcg_id;
 }
 
+}  // namespace
+
 // The loader child's run: load and attach, then hand over the link (which holds the program).
 // Nothing is destroyed: that would detach it, and the child exits right after sending.
-BpfHandoff load_for_parent(const std::string& btf_path) {
+BpfHandoff load_task_maps_for_parent(const std::vector<std::string>& args) {
+  const std::string btf_path = args.empty() ? std::string() : args[0];
   BpfHandoff out;
   LibbpfLogCapture log;
   struct bpf_object_open_opts open_opts {};
@@ -95,8 +98,6 @@ BpfHandoff load_for_parent(const std::string& btf_path) {
   return out;
 }
 
-}  // namespace
-
 Expected<std::unique_ptr<TaskMapsIterator>> TaskMapsIterator::open(const std::string& btf_path) {
   const std::string btf = btf_path.empty() ? kKernelBtf : btf_path;
   struct stat st {};
@@ -110,7 +111,9 @@ Expected<std::unique_ptr<TaskMapsIterator>> TaskMapsIterator::open(const std::st
   const long page_size = ::sysconf(_SC_PAGESIZE);
   if (page_size <= 0) return make_error("sysconf(_SC_PAGESIZE) failed: " + std::string(std::strerror(errno)));
 
-  auto received = load_in_child([&btf_path] { return load_for_parent(btf_path); });
+  std::vector<std::string> args;
+  if (!btf_path.empty()) args.push_back(btf_path);
+  auto received = load_in_child(kTaskMapsLoader, &load_task_maps_for_parent, args);
   if (!received) return make_error(received.error().message);
   UniqueFd link = received->take("link:iter");
   if (!link) return make_error("the BPF loader sent no descriptor for the task iterator's link");

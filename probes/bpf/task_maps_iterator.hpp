@@ -15,11 +15,16 @@
 #include <string_view>
 #include <vector>
 
+#include "probes/bpf/bpf_loader_child.hpp"
 #include "probes/core/expected.hpp"
 #include "probes/core/process_record.hpp"
 #include "probes/linux/unique_fd.hpp"
 
 namespace memdiag {
+
+// open()'s work in the loader child (bpf_loader_child.hpp), by name; args: the BTF path or none.
+inline constexpr std::string_view kTaskMapsLoader = "task_maps";
+BpfHandoff load_task_maps_for_parent(const std::vector<std::string>& args);
 
 class TaskMapsIterator {
  public:

@@ -99,7 +99,7 @@ long reset_and_read_hwm_kib(bool reset) {
 }
 
 TEST(BpfLoaderChild, ADescriptorMadeInTheChildWorksAfterItExited) {
-  auto received = load_in_child([] {
+  auto received = load_in_forked_child([] {
     BpfHandoff out;
     int pipe_fds[2];
     if (::pipe(pipe_fds) != 0) {
@@ -129,7 +129,7 @@ TEST(BpfLoaderChild, ADescriptorMadeInTheChildWorksAfterItExited) {
 }
 
 TEST(BpfLoaderChild, AFailedLoadComesBackWithItsLog) {
-  auto received = load_in_child([] {
+  auto received = load_in_forked_child([] {
     BpfHandoff out;
     out.error = "permission denied loading BPF (needs CAP_BPF and CAP_PERFMON)";
     out.log = {"libbpf: prog 'x': failed to load"};
@@ -142,7 +142,7 @@ TEST(BpfLoaderChild, AFailedLoadComesBackWithItsLog) {
 }
 
 TEST(BpfLoaderChild, AChildThatDiesIsNamedByItsSignal) {
-  auto received = load_in_child([]() -> BpfHandoff {
+  auto received = load_in_forked_child([]() -> BpfHandoff {
     ::raise(SIGKILL);
     return {};
   });
@@ -153,7 +153,7 @@ TEST(BpfLoaderChild, AChildThatDiesIsNamedByItsSignal) {
 
 TEST(BpfLoaderChild, AChildPastItsDeadlineIsKilled) {
   const auto started = std::chrono::steady_clock::now();
-  auto received = load_in_child(
+  auto received = load_in_forked_child(
       []() -> BpfHandoff {
         std::this_thread::sleep_for(60s);
         return {};
@@ -170,7 +170,7 @@ TEST(BpfLoaderChild, WhatTheChildAllocatesIsNotInTheParentsPeak) {
   constexpr std::size_t kChildBytes = 64u << 20;
   const long before = reset_and_read_hwm_kib(true);
   ASSERT_GT(before, 0);
-  auto received = load_in_child([] {
+  auto received = load_in_forked_child([] {
     BpfHandoff out;
     void* mapped = ::mmap(nullptr, kChildBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED) {

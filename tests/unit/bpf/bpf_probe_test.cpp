@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include "exporters/prometheus/snapshot_collector.hpp"
+#include "probes/bpf/bpf_factories.hpp"
 #include "probes/bpf/reclaim_stall_probe.hpp"
 #include "probes/bpf/reclaim_stall_source.hpp"
 #include "probes/core/snapshot_store.hpp"
@@ -284,6 +285,39 @@ TEST_F(ReclaimStallLive, ClosingTheProbeUnloadsItsPrograms) {
     if (still != 0) std::this_thread::sleep_for(20ms);
   }
   EXPECT_EQ(still, 0u) << "programs still loaded 10 s after the probe closed";
+}
+
+// The daemon loads through its own --bpf-loader mode (a fresh process, not a fork that goes on
+// running): the options cross as arguments, the descriptors come back the same way.
+class ExecdLoader {
+ public:
+  explicit ExecdLoader(const char* program) { set_bpf_loader_program(program); }
+  ~ExecdLoader() { set_bpf_loader_program(""); }  // the other tests fork
+};
+
+TEST_F(ReclaimStallLive, TheDaemonsLoaderModeAttachesWithTheOptionsGiven) {
+  ExecdLoader execd(MEMDIAG_DAEMON_PATH);
+  ProbeOptions options;
+  options.unavailable_for_test = {StallKind::kThrottled};
+  auto probe = ReclaimStallProbe::open(options);
+  ASSERT_TRUE(probe.ok()) << probe.error().message;
+  EXPECT_EQ((*probe)->mode(), AttachMode::kTpBtf);
+  EXPECT_FALSE((*probe)->kind(StallKind::kThrottled).attached) << "the option did not cross exec";
+  EXPECT_TRUE((*probe)->kind(StallKind::kDirect).attached);
+  EXPECT_NE((*probe)->not_attached().find("throttled"), std::string::npos) << (*probe)->not_attached();
+  auto stats = (*probe)->program_stats();
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_FALSE(stats->empty());
+  auto reading = (*probe)->read();
+  ASSERT_TRUE(reading.ok()) << reading.error().message;
+}
+
+TEST_F(ReclaimStallLive, ALoaderProgramThatCannotRunIsAnErrorSayingSo) {
+  ExecdLoader execd("/nonexistent/memdiagd");
+  auto probe = ReclaimStallProbe::open();
+  ASSERT_FALSE(probe.ok());
+  EXPECT_NE(probe.error().message.find("exited with code 127 before answering"), std::string::npos)
+      << probe.error().message;
 }
 
 TEST_F(ReclaimStallLive, TpBtfWithoutFallbackOpens) {
