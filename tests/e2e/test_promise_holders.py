@@ -16,6 +16,7 @@ import time
 import unittest
 
 from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_until, write
+from test_cgroup_churn import built_with_asan
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -156,10 +157,15 @@ class PromiseHoldersTest(unittest.TestCase):
         cgroups = sorted(((v, labels) for (name, labels), v in s.items()
                           if name == "memdiag_cgroup_process_unbacked_promise_bytes" and v < RESERVATION), reverse=True)
         self.assertEqual(cgroups[0][1], cg, "top holding cgroups: %s" % cgroups[:3])
-        # The node: risen by about the region.
-        rise = s[("memdiag_processes_unbacked_promise_bytes", "")] - node_before
-        self.assertGreaterEqual(rise, REGION - NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
-        self.assertLessEqual(rise, REGION + NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
+        # The node: risen by about the region. Not in the ASan build: there every sanitized
+        # process (the daemon's own loader and canary children, the suite's other tests running
+        # beside this one) counts its ~15 TiB shadow reservation, so one starting or ending
+        # anywhere moves the node-wide sum by tens of TiB (fresh-ci saw -30 TiB). The per-process
+        # and per-cgroup checks above hold in both builds.
+        if not built_with_asan(MEMDIAGD):
+            rise = s[("memdiag_processes_unbacked_promise_bytes", "")] - node_before
+            self.assertGreaterEqual(rise, REGION - NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
+            self.assertLessEqual(rise, REGION + NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
         self.assertGreaterEqual(s[("memdiag_processes_unbacked_promise_bytes", "")], unbacked(s))
 
         # Touch 256 MiB: a scan after the touch moves that much from unbacked to resident anon.
