@@ -204,7 +204,10 @@ class CanaryTest(unittest.TestCase):
         drives node PSI full over the threshold; the canary must stop cycling, count the skipped
         cycles, and cycle again once PSI has decayed below the threshold."""
         self.wait_for_calm()
-        threshold = 5
+        # 2 %: one dirty writer on 2 CPUs drives PSI full to 2.4-5 % when other tests run beside
+        # this one (a task of theirs on a CPU means not every task is stalled), more when alone;
+        # 5 % failed on busy runs (fresh-ci saw 3.9 %). Backing off at 2 % is the same mechanism.
+        threshold = 2
         self.configure("interval: 200ms, working_set_bytes: 4194304, backoff_psi_full: %d" % threshold)
         with Daemon("--config", self.config) as d:
             d.wait_ready()
