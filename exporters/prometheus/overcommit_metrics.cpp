@@ -1,6 +1,6 @@
 #include "exporters/prometheus/overcommit_metrics.hpp"
 
-#include <algorithm>
+#include "exporters/prometheus/verdict_metrics.hpp"
 
 namespace memdiag::prom {
 namespace {
@@ -41,19 +41,12 @@ void render_overcommit(const OvercommitVerdict& v, MetricSink& sink) {
   gauge(sink, "memdiag_overcommit_risk_level",
         "Overcommit risk: 0 none, 1 low, 2 medium, 3 high, 4 critical (memdiag_overcommit_risk_reason says why).",
         static_cast<double>(v.level));
-  sink.family("memdiag_overcommit_risk_state", "1 for the current overcommit risk level, 0 for the others.",
-              MetricType::Gauge);
-  for (std::size_t i = 0; i < kVerdictLevelNames.size(); ++i) {
-    sink.sample({{"level", kVerdictLevelNames[i]}}, static_cast<std::size_t>(v.level) == i ? 1 : 0);
-  }
-  sink.family("memdiag_overcommit_risk_reason",
-              "1 for each reason behind the overcommit risk level now: unbacked_promises (modes 0 and 1), "
-              "commit_limit (mode 2), cgroup_limits, overcommit_always (mode 1 with promises past the supply).",
-              MetricType::Gauge);
-  for (std::string_view code : overcommit_reason::kAll) {
-    const bool holds = std::any_of(v.reasons.begin(), v.reasons.end(), [&](const VerdictReason& r) { return r.code == code; });
-    sink.sample({{"reason", code}}, holds ? 1 : 0);
-  }
+  render_level_states(sink, "memdiag_overcommit_risk_state", "1 for the current overcommit risk level, 0 for the others.",
+                      v.level);
+  render_reason_flags(sink, "memdiag_overcommit_risk_reason",
+                      "1 for each reason behind the overcommit risk level now: unbacked_promises (modes 0 and 1), "
+                      "commit_limit (mode 2), cgroup_limits, overcommit_always (mode 1 with promises past the supply).",
+                      overcommit_reason::kAll, v.reasons);
   sink.family("memdiag_overcommit_mode_info",
               "The overcommit mode the verdict assumed (1): heuristic, always or never; assumed=\"true\" when "
               "vm.overcommit_memory was not sampled.",

@@ -1,5 +1,7 @@
 #include "exporters/prometheus/stall_metrics.hpp"
 
+#include "exporters/prometheus/verdict_metrics.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -14,18 +16,11 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
               "after the hold; memdiag_stall_reason says why).",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(v.level));
-  sink.family("memdiag_stall_state", "1 for the current stall level, 0 for the others.", MetricType::Gauge);
-  for (std::size_t i = 0; i < kVerdictLevelNames.size(); ++i) {
-    sink.sample({{"level", kVerdictLevelNames[i]}}, static_cast<std::size_t>(v.level) == i ? 1 : 0);
-  }
-  sink.family("memdiag_stall_reason",
-              "1 for each reason behind the stall level in the last window: stall_time, direct_reclaim, memcg_limit, "
-              "compaction, thrashing, oom_kill, swap_exhausted.",
-              MetricType::Gauge);
-  for (std::string_view code : stall_reason::kAll) {
-    const bool holds = std::any_of(v.reasons.begin(), v.reasons.end(), [&](const VerdictReason& r) { return r.code == code; });
-    sink.sample({{"reason", code}}, holds ? 1 : 0);
-  }
+  render_level_states(sink, "memdiag_stall_state", "1 for the current stall level, 0 for the others.", v.level);
+  render_reason_flags(sink, "memdiag_stall_reason",
+                      "1 for each reason behind the stall level in the last window: stall_time, direct_reclaim, "
+                      "memcg_limit, compaction, thrashing, oom_kill, swap_exhausted.",
+                      stall_reason::kAll, v.reasons);
   sink.family("memdiag_stall_signal", "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo).",
               MetricType::Gauge);
   for (std::string_view signal : {stall_signal::kPsi, stall_signal::kVmstat, stall_signal::kEbpf, stall_signal::kMeminfo}) {

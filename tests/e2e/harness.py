@@ -265,3 +265,23 @@ class V1Cgroup:
                     break
                 except OSError:
                     time.sleep(0.1)
+
+
+def start_dirty_writer(cgroup, data, file_bytes):
+    """Keeps `cgroup` (a V1Cgroup) at its limit with dirty pages: a file `data` larger than the
+    limit, mapped shared and written page by page over and over. Reclaim in the cgroup cannot
+    write file pages back itself, so faults there wait for the flusher threads; on 2 CPUs this
+    one stalled task drives node memory PSI "full" to a few percent within seconds. Returns the
+    writer (a Popen; the caller kills it)."""
+    # O_DIRECT: written through the page cache, the file would be charged to the caller's cgroup.
+    subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=%d" % (file_bytes >> 20),
+                    "oflag=direct", "status=none"], check=True)
+    dirty = ("import mmap, sys\n"
+             "f = open(sys.argv[1], 'r+b')\n"
+             "m = mmap.mmap(f.fileno(), 0)\n"
+             "n = 0\n"
+             "while True:\n"
+             "    n = (n + 1) % 251\n"
+             "    for i in range(0, len(m), 4096): m[i] = n\n")
+    return subprocess.Popen(["sh", "-c", cgroup.shell('exec python3 -c "$0" "$1"'), dirty, data],
+                            preexec_fn=die_with_parent)

@@ -16,13 +16,13 @@ elsewhere."""
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_for, wait_for_calm_memory, write
+from harness import (MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, start_dirty_writer, wait_for,
+                     wait_for_calm_memory, write)
 from test_cgroup_churn import built_with_asan
 
 MIB = 1 << 20
@@ -131,24 +131,8 @@ class CanaryTest(unittest.TestCase):
         wait_for_calm_memory(below=2.0, timeout=120)
 
     def start_dirty_writer(self, cgroup, file_bytes):
-        """Keeps `cgroup` at its limit with dirty pages: a file larger than the limit, mapped
-        shared and written page by page over and over. Reclaim in the cgroup cannot write file
-        pages back itself, so faults there wait for the flusher threads; on 2 CPUs this one
-        stalled task also drives node memory PSI "full" to tens of percent within seconds."""
-        data = os.path.join(self.tmp, "data-%d" % len(self.workers))
-        # O_DIRECT: written through the page cache, the file would be charged to this test's cgroup.
-        subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=%d" % (file_bytes >> 20),
-                        "oflag=direct", "status=none"], check=True)
-        dirty = ("import mmap, sys\n"
-                 "f = open(sys.argv[1], 'r+b')\n"
-                 "m = mmap.mmap(f.fileno(), 0)\n"
-                 "n = 0\n"
-                 "while True:\n"
-                 "    n = (n + 1) % 251\n"
-                 "    for i in range(0, len(m), 4096): m[i] = n\n")
-        enter = "echo $$ > %s/cgroup.procs; " % cgroup.v1
-        worker = subprocess.Popen(["sh", "-c", enter + 'exec python3 -c "$0" "$1"', dirty, data],
-                                  preexec_fn=die_with_parent)
+        """harness.start_dirty_writer with a file in this test's directory, killed in tearDown."""
+        worker = start_dirty_writer(cgroup, os.path.join(self.tmp, "data-%d" % len(self.workers)), file_bytes)
         self.workers.append(worker)
         return worker
 

@@ -11,13 +11,12 @@ when the workload was started, so the figure is detection latency and not worklo
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
 import unittest
 
-from harness import Daemon, V1Cgroup, V1_MEMORY, die_with_parent, node_pressure, wait_for_calm_memory, wait_until
+from harness import Daemon, V1Cgroup, V1_MEMORY, node_pressure, start_dirty_writer, wait_for_calm_memory, wait_until
 
 
 def some_total_us():
@@ -38,20 +37,8 @@ class StallVerdictTest(unittest.TestCase):
         self.addCleanup(self.cgroup.remove)
 
     def start_dirty_writer(self, file_bytes):
-        """As in test_canary: a file larger than the limit, mapped shared and written over and
-        over; the cgroup's reclaim waits for the flusher threads, and node memory PSI rises."""
-        data = os.path.join(self.tmp, "data")
-        subprocess.run(["dd", "if=/dev/zero", "of=" + data, "bs=1M", "count=%d" % (file_bytes >> 20),
-                        "oflag=direct", "status=none"], check=True)
-        dirty = ("import mmap, sys\n"
-                 "f = open(sys.argv[1], 'r+b')\n"
-                 "m = mmap.mmap(f.fileno(), 0)\n"
-                 "n = 0\n"
-                 "while True:\n"
-                 "    n = (n + 1) % 251\n"
-                 "    for i in range(0, len(m), 4096): m[i] = n\n")
-        worker = subprocess.Popen(["sh", "-c", self.cgroup.shell('exec python3 -c "$0" "$1"'), dirty, data],
-                                  preexec_fn=die_with_parent)
+        """harness.start_dirty_writer in this test's cgroup, killed at the end whatever happens."""
+        worker = start_dirty_writer(self.cgroup, os.path.join(self.tmp, "data"), file_bytes)
 
         def stop():
             worker.kill()
