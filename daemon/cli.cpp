@@ -9,6 +9,7 @@ std::string usage_text() {
          "                [--path.sysfs DIR] [--log.level LEVEL]\n"
          "       memdiagd --check-config --config FILE\n"
          "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
+         "       memdiagd diagnose [--format text|json] [--duration S] [--since D] (diagnose --help)\n"
          "       memdiagd --version | --help\n"
          "\n"
          "  --config FILE                 YAML config (see deploy/memdiagd.yaml); defaults if absent\n"

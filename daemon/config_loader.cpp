@@ -230,11 +230,14 @@ class Loader {
 
   void load_diagnosis(const YAML::Node& node, Config& config) const {
     expect_map(node, "diagnosis");
-    for_each_key(node, "diagnosis", {"stall", "overcommit"}, [&](const std::string& key, const YAML::Node& value) {
-      if (value.IsNull()) return;
-      if (key == "stall") load_stall(value, config.diagnosis.stall);
-      if (key == "overcommit") load_overcommit(value, config.diagnosis.overcommit);
-    });
+    for_each_key(node, "diagnosis", {"stall", "overcommit", "roles", "forecast"},
+                 [&](const std::string& key, const YAML::Node& value) {
+                   if (value.IsNull()) return;
+                   if (key == "stall") load_stall(value, config.diagnosis.stall);
+                   if (key == "overcommit") load_overcommit(value, config.diagnosis.overcommit);
+                   if (key == "roles") load_roles(value, config.diagnosis.roles);
+                   if (key == "forecast") load_forecast(value, config.diagnosis.forecast);
+                 });
   }
 
   void load_stall(const YAML::Node& node, analysis::StallThresholds& t) const {
@@ -276,6 +279,38 @@ class Loader {
                      t.commit_headroom_critical_bytes = static_cast<std::uint64_t>(bytes);
                    }
                  });
+  }
+
+  void load_roles(const YAML::Node& node, analysis::RoleSettings& r) const {
+    const std::string prefix = "diagnosis.roles";
+    expect_map(node, prefix);
+    for_each_key(node, prefix, {"contributor_min_ratio", "headroom_ratio", "growth_half_life", "max_members"},
+                 [&](const std::string& key, const YAML::Node& v) {
+                   const std::string full = prefix + "." + key;
+                   using std::chrono::milliseconds;
+                   if (key == "contributor_min_ratio") r.contributor_min_ratio = ratio(v, full);
+                   if (key == "headroom_ratio") r.headroom_ratio = ratio(v, full);
+                   if (key == "growth_half_life") {
+                     r.growth_half_life = duration_between(v, full, milliseconds(1000), milliseconds(600000));
+                   }
+                   if (key == "max_members") {
+                     const long long n = integer(v, full);
+                     if (n < 1 || n > 100) refuse(v, full, "must be between 1 and 100, got " + std::to_string(n));
+                     r.max_members = static_cast<std::size_t>(n);
+                   }
+                 });
+  }
+
+  void load_forecast(const YAML::Node& node, analysis::ForecastSettings& f) const {
+    const std::string prefix = "diagnosis.forecast";
+    expect_map(node, prefix);
+    for_each_key(node, prefix, {"window", "min_fit", "horizon"}, [&](const std::string& key, const YAML::Node& v) {
+      const std::string full = prefix + "." + key;
+      using std::chrono::milliseconds;
+      if (key == "window") f.window = duration_between(v, full, milliseconds(10000), milliseconds(3600 * 1000));
+      if (key == "min_fit") f.min_fit = ratio(v, full);
+      if (key == "horizon") f.horizon = duration_between(v, full, milliseconds(1000), milliseconds(24 * 3600 * 1000));
+    });
   }
 
   static std::string format_number(double value) {

@@ -14,6 +14,7 @@
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
+#include "exporters/report/diagnosis_report.hpp"
 #include "probes/catalog/source_catalog.hpp"
 
 namespace memdiag {
@@ -99,6 +100,14 @@ std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Confi
   return plan;
 }
 
+std::shared_ptr<const std::string> diagnosis_report(const SnapshotStore& store, const http::DiagnosisQuery& query) {
+  const SnapshotPtr latest = store.latest();
+  if (!latest) return nullptr;
+  const report::ReportOptions options{.since = query.since, .origin = "daemon"};
+  return std::make_shared<const std::string>(query.text ? report::render_diagnosis_text(*latest, options)
+                                                        : report::render_diagnosis_json(*latest, options));
+}
+
 int run_once(const Config& config) {
   SnapshotStore store(1);
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
@@ -136,7 +145,8 @@ int run_daemon(const CliOptions& options, Config config) {
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   prom::SnapshotCollector collector(store, build_info());
   const HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
-                                     [&sampler] { return sampler.healthy(); }};
+                                     [&sampler] { return sampler.healthy(); },
+                                     [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); }};
 
   auto http = HttpServer::start(config.listen_address, handlers);
   if (!http) {

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
+#include "daemon/http/diagnosis_query.hpp"
 #include "daemon/sampler.hpp"
 #include "probes/core/source.hpp"
 
@@ -17,6 +19,10 @@ std::vector<std::unique_ptr<Source>> build_sources(const Config& config);
 // The sources of `next` for a reload from `running`: those whose paths and settings did not
 // change keep their running instance (state, counters, eBPF programs, canary children).
 std::vector<Sampler::SourcePlan> plan_sources(const Config& running, const Config& next);
+
+// The diagnosis report of the store's latest snapshot as /api/v1/diagnosis serves it; null
+// before the first sample.
+std::shared_ptr<const std::string> diagnosis_report(const SnapshotStore& store, const http::DiagnosisQuery& query);
 
 // Samples once and prints the exposition to stdout. Returns the exit code.
 int run_once(const Config& config);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "daemon/verdict_log.hpp"
 #include "probes/analysis/derive_figures.hpp"
 
 namespace memdiag {
@@ -20,8 +19,7 @@ std::int64_t steady_now_ns() {
 Sampler::Sampler(SnapshotStore& store, std::vector<std::unique_ptr<Source>> sources, std::chrono::milliseconds interval,
                  const analysis::DiagnosisSettings& diagnosis)
     : store_(store),
-      diagnosis_(diagnosis),
-      stall_model_(diagnosis.stall),
+      diagnosis_model_(diagnosis),
       slots_(make_slots(std::move(sources))),
       interval_ms_(interval.count()),
       heartbeat_ns_(steady_now_ns()) {}
@@ -110,17 +108,16 @@ SnapshotPtr Sampler::sample_now() {
   snapshot->sources.reserve(slots_.size());
   for (auto& slot : slots_) snapshot->sources.push_back(sample_slot(slot, *snapshot));
   apply_pending_diagnosis();
-  analysis::derive_figures(*snapshot, diagnosis_.overcommit);
-  snapshot->derived.stall = stall_model_.assess(*snapshot, store_.recent());
-  if (snapshot->derived.stall->level != logged_stall_level_) {
-    const auto& verdict = *snapshot->derived.stall;
-    const std::string line = describe_stall_transition(logged_stall_level_, verdict);
-    if (verdict.level > logged_stall_level_) {
-      spdlog::warn("{}", line);
+  for (const VerdictTransition& t : diagnosis_model_.assess(*snapshot, store_.recent())) {
+    // One line per change of level, the story `journalctl -u memdiagd` tells; rising is a warning.
+    const bool rising = t.to > t.from;
+    if (t.scope == "node") {
+      spdlog::log(rising ? spdlog::level::warn : spdlog::level::info, "stall level {} -> {}: {}", to_string(t.from),
+                  to_string(t.to), t.evidence);
     } else {
-      spdlog::info("{}", line);
+      spdlog::log(rising ? spdlog::level::warn : spdlog::level::info, "cgroup stall {} -> {}: cgroup={} {}",
+                  to_string(t.from), to_string(t.to), t.scope, t.evidence);
     }
-    logged_stall_level_ = verdict.level;
   }
   SnapshotPtr published = std::move(snapshot);
   store_.publish(published);
@@ -223,9 +220,7 @@ void Sampler::apply_pending_diagnosis() {
     std::lock_guard lock(mutex_);
     pending.swap(pending_diagnosis_);
   }
-  if (!pending || *pending == diagnosis_) return;
-  if (!(pending->stall == diagnosis_.stall)) stall_model_ = analysis::StallModel(pending->stall);
-  diagnosis_ = std::move(*pending);
+  if (pending) diagnosis_model_.set_settings(*pending);
 }
 
 bool Sampler::healthy() const {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "probes/analysis/diagnosis_settings.hpp"
-#include "probes/analysis/stall_model.hpp"
+#include "probes/analysis/diagnosis_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/source.hpp"
 
@@ -80,12 +80,10 @@ class Sampler {
   SourceStatus sample_slot(Slot& slot, Snapshot& snapshot);
 
   SnapshotStore& store_;
-  // The verdicts' thresholds and the stall model, whose hysteresis spans samples: touched by
-  // the sampling thread only; set_diagnosis() hands new settings over through pending_diagnosis_.
-  analysis::DiagnosisSettings diagnosis_;
-  analysis::StallModel stall_model_;
+  // The diagnosis, whose levels, growth and trends span samples: touched by the sampling thread
+  // only; set_diagnosis() hands new settings over through pending_diagnosis_.
+  analysis::DiagnosisModel diagnosis_model_;
   void apply_pending_diagnosis();
-  VerdictLevel logged_stall_level_ = VerdictLevel::kNone;
   std::vector<Slot> slots_;  // touched only by the sampling thread (or before start)
   std::uint64_t sequence_ = 0;
 

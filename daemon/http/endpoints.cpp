@@ -7,7 +7,8 @@ namespace {
 
 constexpr std::string_view kIndex =
     "<html><head><title>memdiagd</title></head><body><h1>memdiagd</h1>"
-    "<ul><li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/healthz\">/healthz</a></li></ul>"
+    "<ul><li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/healthz\">/healthz</a></li>"
+    "<li><a href=\"/api/v1/diagnosis?format=text\">/api/v1/diagnosis</a></li></ul>"
     "</body></html>\n";
 
 }  // namespace
@@ -27,6 +28,16 @@ WireResponse respond(const RequestHead& request, const Handlers& handlers) {
   if (request.path == "/healthz") {
     if (handlers.healthy()) return text_response({.close = close}, "ok\n", head_only);
     return text_response({.status = 503, .close = close}, "sampler stuck: no sample completed recently\n", head_only);
+  }
+  if (request.path == "/api/v1/diagnosis" && handlers.diagnosis) {
+    const std::size_t question = request.target.find('?');
+    const auto query =
+        parse_diagnosis_query(question == std::string_view::npos ? std::string_view{} : request.target.substr(question + 1));
+    if (!query) return text_response({.status = 400, .close = close}, query.error().message + "\n", head_only);
+    auto body = handlers.diagnosis(*query);
+    if (!body) return text_response({.status = 503, .close = close}, "no sample yet\n", head_only);
+    return shared_response({.content_type = query->text ? "text/plain; charset=utf-8" : "application/json", .close = close},
+                           std::move(body), head_only);
   }
   if (request.path == "/") {
     return text_response({.content_type = "text/html; charset=utf-8", .close = close}, kIndex, head_only);

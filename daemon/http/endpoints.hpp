@@ -1,5 +1,6 @@
 // What the daemon answers, by path: /metrics (the text exposition), /healthz (200 while the
-// sampler keeps sampling, 503 when it is stuck), / (an index), 404 elsewhere; GET and HEAD
+// sampler keeps sampling, 503 when it is stuck), /api/v1/diagnosis (the diagnosis report, JSON
+// or ?format=text; 400 for a bad query, 503 before the first sample), / (an index), 404 elsewhere; GET and HEAD
 // only. Separate from the connection handling so that auth (or anything else per request)
 // can sit in front of it without touching the event loop.
 #pragma once
@@ -8,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/http/diagnosis_query.hpp"
 #include "daemon/http/request_head.hpp"
 #include "daemon/http/response.hpp"
 
@@ -19,6 +21,9 @@ struct Handlers {
   // same buffer. Never null.
   std::function<std::shared_ptr<const std::string>()> metrics;
   std::function<bool()> healthy;  // sampler alive?
+  // The diagnosis report of the latest snapshot (exporters/report), JSON or text; null before
+  // the first sample. Unset: /api/v1/diagnosis is not served.
+  std::function<std::shared_ptr<const std::string>(const DiagnosisQuery&)> diagnosis;
 };
 
 // The response to one parsed request.

@@ -1,5 +1,7 @@
 #include "exporters/prometheus/cgroup_metrics.hpp"
 
+#include "exporters/prometheus/cgroup_labels.hpp"
+
 #include <array>
 #include <functional>
 
@@ -7,34 +9,6 @@ namespace memdiag::prom {
 namespace {
 
 using prometheus::MetricType;
-
-// The labels of one cgroup, plus room for the family's own (event, key, kind, window).
-class CgroupLabels {
- public:
-  explicit CgroupLabels(const CgroupSample& c) {
-    add("cgroup", c.path);
-    add_if("pod_uid", c.identity.pod_uid);
-    add_if("qos_class", c.identity.qos_class);
-    add_if("container_id", c.identity.container_id);
-    add_if("unit", c.identity.unit);
-    base_ = count_;
-  }
-  // One sample with this cgroup's labels followed by `extra`.
-  void emit(MetricSink& sink, std::initializer_list<LabelView> extra, double value) {
-    count_ = base_;
-    for (const auto& l : extra) labels_[count_++] = l;
-    sink.sample(labels_.data(), count_, value);
-  }
-
- private:
-  void add(std::string_view name, std::string_view value) { labels_[count_++] = {name, value}; }
-  void add_if(std::string_view name, std::string_view value) {
-    if (!value.empty()) add(name, value);
-  }
-  std::array<LabelView, 8> labels_{};
-  std::size_t count_ = 0;
-  std::size_t base_ = 0;
-};
 
 // One family: a sample for each cgroup where `value` has something to say.
 void per_cgroup(const CgroupSection& section, MetricSink& sink, const char* name, const char* help, MetricType type,

@@ -5,6 +5,7 @@
 #include "exporters/prometheus/canary_metrics.hpp"
 #include "exporters/prometheus/cgroup_metrics.hpp"
 #include "exporters/prometheus/overcommit_metrics.hpp"
+#include "exporters/prometheus/pressure_metrics.hpp"
 #include "exporters/prometheus/stall_metrics.hpp"
 #include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
@@ -118,6 +119,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->canary) render_canary(*snap->canary, sink);
   if (snap->derived.overcommit) render_overcommit(*snap->derived.overcommit, sink);
   if (snap->derived.stall) render_stall(*snap->derived.stall, sink);
+  render_pressure_scopes(*snap, sink);
 }
 
 std::shared_ptr<const SnapshotCollector::RenderedSchema> SnapshotCollector::rendered(

@@ -43,6 +43,7 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       {"allocstalls_per_second", &f.allocstalls_per_second},
       {"direct_scan_pages_per_second", &f.direct_scan_pages_per_second},
       {"compact_stalls_per_second", &f.compact_stalls_per_second},
+      {"limit_events_per_second", &f.limit_events_per_second},
       {"refault_ratio", &f.refault_ratio},
       {"oom_kills", &f.oom_kills},
       {"swap_free_ratio", &f.swap_free_ratio},

@@ -1,8 +1,10 @@
 // The thresholds of every verdict, as the config's `diagnosis:` section sets them (defaults and
-// their reasons: stall_model.hpp, overcommit_model.hpp and the README).
+// their reasons: stall_model.hpp, overcommit_model.hpp, pressure_roles.hpp, forecast.hpp and the README).
 #pragma once
 
+#include "probes/analysis/forecast.hpp"
 #include "probes/analysis/overcommit_model.hpp"
+#include "probes/analysis/pressure_roles.hpp"
 #include "probes/analysis/stall_model.hpp"
 
 namespace memdiag::analysis {
@@ -10,6 +12,8 @@ namespace memdiag::analysis {
 struct DiagnosisSettings {
   StallThresholds stall;
   OvercommitThresholds overcommit;
+  RoleSettings roles;
+  ForecastSettings forecast;
   bool operator==(const DiagnosisSettings&) const = default;
 };
 

@@ -47,6 +47,54 @@ void add_fixed(StallVerdict& v, std::string_view code, double value, double thre
 
 }  // namespace
 
+void judge_stall(StallVerdict& v, const StallThresholds& t) {
+  const StallFigures& f = v.figures;
+  v.reasons.clear();
+  // Stall time sets the level: PSI where there is PSI, eBPF stall time where not.
+  if (f.psi_some_ratio || f.psi_full_ratio) {
+    const VerdictLevel some = f.psi_some_ratio ? level_reached(*f.psi_some_ratio, t.psi_some) : VerdictLevel::kNone;
+    const VerdictLevel full = f.psi_full_ratio ? level_reached(*f.psi_full_ratio, t.psi_full) : VerdictLevel::kNone;
+    // At the same level, full is the graver figure (every task waited), so it is the one given.
+    if (full != VerdictLevel::kNone && full >= some) {
+      add(v, stall_reason::kStallTime, *f.psi_full_ratio, t.psi_full);
+    } else if (f.psi_some_ratio) {
+      add(v, stall_reason::kStallTime, *f.psi_some_ratio, t.psi_some);
+    }
+  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
+    add(v, stall_reason::kStallTime,
+        *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio,
+        t.stall_seconds_per_second);
+  }
+  // Causes: eBPF time is a stall measure of its own; the vmstat counts only say it happened.
+  if (f.direct_reclaim_stall_ratio) {
+    add(v, stall_reason::kDirectReclaim, *f.direct_reclaim_stall_ratio, t.stall_seconds_per_second);
+  } else if (f.allocstalls_per_second && *f.allocstalls_per_second > 0) {
+    add_fixed(v, stall_reason::kDirectReclaim, *f.allocstalls_per_second, 0, VerdictLevel::kLow);
+  }
+  if (f.memcg_reclaim_stall_ratio) {
+    add(v, stall_reason::kMemcgLimit, *f.memcg_reclaim_stall_ratio, t.stall_seconds_per_second);
+  } else if (f.limit_events_per_second && *f.limit_events_per_second > 0) {
+    add_fixed(v, stall_reason::kMemcgLimit, *f.limit_events_per_second, 0, VerdictLevel::kLow);
+  }
+  if (f.compaction_stall_ratio) {
+    add(v, stall_reason::kCompaction, *f.compaction_stall_ratio, t.stall_seconds_per_second);
+  } else if (f.compact_stalls_per_second && *f.compact_stalls_per_second > 0) {
+    add_fixed(v, stall_reason::kCompaction, *f.compact_stalls_per_second, 0, VerdictLevel::kLow);
+  }
+  if (f.refault_ratio) add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
+  if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
+
+  std::stable_sort(v.reasons.begin(), v.reasons.end(),
+                   [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
+  v.instant_level = VerdictLevel::kNone;
+  for (const VerdictReason& r : v.reasons) v.instant_level = std::max(v.instant_level, r.level);
+  // Swap all but gone matters only while memory is short: then it is what is left to give.
+  if (v.instant_level >= VerdictLevel::kLow && f.swap_free_ratio && *f.swap_free_ratio < t.swap_exhausted_free_ratio) {
+    add_fixed(v, stall_reason::kSwapExhausted, *f.swap_free_ratio, t.swap_exhausted_free_ratio, VerdictLevel::kMedium);
+    v.instant_level = std::max(v.instant_level, VerdictLevel::kMedium);
+  }
+}
+
 StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
   const StallThresholds& t = thresholds_;
   VmstatIndex& vmstat = vmstat_;
@@ -97,60 +145,14 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
     if (total && free && *total > 0) f.swap_free_ratio = *free / *total;
   }
 
-  // Stall time sets the level: PSI where there is PSI, eBPF stall time where not.
-  if (f.psi_some_ratio || f.psi_full_ratio) {
-    const VerdictLevel some = f.psi_some_ratio ? level_reached(*f.psi_some_ratio, t.psi_some) : VerdictLevel::kNone;
-    const VerdictLevel full = f.psi_full_ratio ? level_reached(*f.psi_full_ratio, t.psi_full) : VerdictLevel::kNone;
-    // At the same level, full is the graver figure (every task waited), so it is the one given.
-    if (full != VerdictLevel::kNone && full >= some) {
-      add(v, stall_reason::kStallTime, *f.psi_full_ratio, t.psi_full);
-    } else if (f.psi_some_ratio) {
-      add(v, stall_reason::kStallTime, *f.psi_some_ratio, t.psi_some);
-    }
-  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
-    add(v, stall_reason::kStallTime,
-        *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio,
-        t.stall_seconds_per_second);
-  }
-  // Causes: eBPF time is a stall measure of its own; the vmstat counts only say it happened.
-  if (f.direct_reclaim_stall_ratio) {
-    add(v, stall_reason::kDirectReclaim, *f.direct_reclaim_stall_ratio, t.stall_seconds_per_second);
-  } else if (f.allocstalls_per_second && *f.allocstalls_per_second > 0) {
-    add_fixed(v, stall_reason::kDirectReclaim, *f.allocstalls_per_second, 0, VerdictLevel::kLow);
-  }
-  if (f.memcg_reclaim_stall_ratio) {
-    add(v, stall_reason::kMemcgLimit, *f.memcg_reclaim_stall_ratio, t.stall_seconds_per_second);
-  }
-  if (f.compaction_stall_ratio) {
-    add(v, stall_reason::kCompaction, *f.compaction_stall_ratio, t.stall_seconds_per_second);
-  } else if (f.compact_stalls_per_second && *f.compact_stalls_per_second > 0) {
-    add_fixed(v, stall_reason::kCompaction, *f.compact_stalls_per_second, 0, VerdictLevel::kLow);
-  }
-  if (f.refault_ratio) add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
-  if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
-
-  std::stable_sort(v.reasons.begin(), v.reasons.end(),
-                   [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
-  for (const VerdictReason& r : v.reasons) v.instant_level = std::max(v.instant_level, r.level);
-  // Swap all but gone matters only while memory is short: then it is what is left to give.
-  if (v.instant_level >= VerdictLevel::kLow && f.swap_free_ratio && *f.swap_free_ratio < t.swap_exhausted_free_ratio) {
-    add_fixed(v, stall_reason::kSwapExhausted, *f.swap_free_ratio, t.swap_exhausted_free_ratio, VerdictLevel::kMedium);
-    v.instant_level = std::max(v.instant_level, VerdictLevel::kMedium);
-  }
+  judge_stall(v, t);
   v.level = v.instant_level;
   return v;
 }
 
 StallVerdict StallModel::assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
   StallVerdict v = assess_instant(current, ring);
-  // A clock stepped back (or a sample out of order) would keep a stale level forever: forget.
-  if (!recent_.empty() && recent_.back().first > current.taken_at) recent_.clear();
-  recent_.emplace_back(current.taken_at, v.instant_level);
-  while (!recent_.empty() && current.taken_at - recent_.front().first > thresholds_.hold) recent_.pop_front();
-  // Samples closer together than the clock can tell apart would never age out: bound it anyway.
-  constexpr std::size_t kMostRemembered = 4096;
-  while (recent_.size() > kMostRemembered) recent_.pop_front();
-  for (const auto& [at, level] : recent_) v.level = std::max(v.level, level);
+  v.level = hold_.update(current.taken_at, v.instant_level, thresholds_.hold);
   return v;
 }
 

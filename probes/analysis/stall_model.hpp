@@ -22,10 +22,10 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <utility>
 #include <vector>
 
+#include "probes/analysis/level_hold.hpp"
 #include "probes/analysis/vmstat_index.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
@@ -44,6 +44,11 @@ struct StallThresholds {
   bool operator==(const StallThresholds&) const = default;
 };
 
+// The reasons and the instant level (level too) of a verdict whose figures are filled: the
+// judgement shared by the node and every cgroup scope (probes/analysis/cgroup_scopes.hpp).
+// Stall time (PSI, or eBPF without PSI) sets the level; the causes say why.
+void judge_stall(StallVerdict& v, const StallThresholds& thresholds);
+
 class StallModel {
  public:
   explicit StallModel(StallThresholds thresholds = {}) : thresholds_(std::move(thresholds)) {}
@@ -60,7 +65,7 @@ class StallModel {
 
   StallThresholds thresholds_;
   VmstatIndex vmstat_;
-  std::deque<std::pair<std::chrono::system_clock::time_point, VerdictLevel>> recent_;  // within hold
+  LevelHold hold_;
 };
 
 }  // namespace memdiag::analysis

@@ -57,6 +57,7 @@ struct CgroupSample {
 
 struct CgroupSection {
   std::string_view mode;  // "v1", "v2" or "hybrid" (v1 memory, PSI from cgroup2)
+  std::uint32_t page_bytes = 4096;  // the unit of memory.stat's page counters (refaults, pgscan)
   std::vector<CgroupSample> cgroups;  // the ones kept by the cap, most important first
   std::size_t discovered = 0;         // memory cgroups found within depth and patterns
   std::size_t dropped = 0;            // discovered but not exported because of the cap

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "probes/core/overcommit_verdict.hpp"
+#include "probes/core/pressure_scope.hpp"
 #include "probes/core/stall_verdict.hpp"
+#include "probes/core/verdict_transition.hpp"
 
 namespace memdiag {
 
@@ -22,6 +25,14 @@ struct DerivedFigures {
   // sampler's stall model from this snapshot and the ring before it (a first snapshot, as
   // --once prints, has no window yet: level none, no rates). Absent outside the sampler.
   std::optional<StallVerdict> stall;
+  // The node as a pressured scope: what it can supply, the forecast, contributors and victims
+  // (probes/analysis/diagnosis_model.hpp). Absent outside the sampler, like `stall`.
+  std::optional<ScopeAnalysis> node_scope;
+  // Every exported cgroup with a limit (memory.max/high, v1 limit_in_bytes), judged as a scope;
+  // in the cgroup section's order.
+  std::vector<CgroupScope> cgroup_scopes;
+  // The last stall-level transitions of the node and the cgroup scopes (bounded), oldest first.
+  VerdictTimeline timeline;
 };
 
 }  // namespace memdiag

@@ -39,6 +39,7 @@ inline constexpr std::string_view kPsi = "psi";
 inline constexpr std::string_view kVmstat = "vmstat";
 inline constexpr std::string_view kEbpf = "ebpf";
 inline constexpr std::string_view kMeminfo = "meminfo";
+inline constexpr std::string_view kCgroup = "cgroup";  // a cgroup scope's memory.stat/events/failcnt
 }  // namespace stall_signal
 
 struct StallFigures {
@@ -51,6 +52,8 @@ struct StallFigures {
   std::optional<double> allocstalls_per_second;      // vmstat allocstall_* summed
   std::optional<double> direct_scan_pages_per_second;  // vmstat pgscan_direct
   std::optional<double> compact_stalls_per_second;     // vmstat compact_stall
+  // A cgroup scope's limit being hit: memory.events high + max (v2) or memory.failcnt (v1).
+  std::optional<double> limit_events_per_second;
   // Refaulted file pages over the longer thrashing window, as a share of the file cache (lmkd).
   std::optional<double> refault_ratio;
   std::optional<double> oom_kills;  // in the window (vmstat oom_kill)

@@ -313,16 +313,29 @@ def expected_stall_first_sample(procfs):
     return out
 
 
+_HEADROOM_RATIO = 0.10  # README "Contributors and victims": diagnosis.roles.headroom_ratio
+
+
+def expected_shortfall(procfs):
+    """README: the node's shortfall is what MemAvailable lacks of 10 % of MemTotal."""
+    mem = expected_meminfo(procfs)
+    total = mem.get(key("memdiag_meminfo_mem_total_bytes"))
+    available = mem.get(key("memdiag_meminfo_mem_available_bytes"))
+    if total is None or available is None:
+        return {}
+    return {key("memdiag_shortfall_bytes"): round(max(0.0, _HEADROOM_RATIO * total - available))}
+
+
 def node_families(name):
     return (name.startswith(("memdiag_meminfo_", "memdiag_vmstat_", "memdiag_pressure_", "memdiag_overcommit_",
                              "memdiag_stall_"))
-            or name == "memdiag_vm_sysctl" or name in PROCESS_FAMILIES)
+            or name in ("memdiag_vm_sysctl", "memdiag_shortfall_bytes") or name in PROCESS_FAMILIES)
 
 
 def expected_node(procfs, process_threshold):
     out = {}
     for part in (expected_meminfo, expected_vmstat, expected_pressure, expected_vm_sysctl, expected_overcommit,
-                 expected_stall_first_sample):
+                 expected_stall_first_sample, expected_shortfall):
         out.update(part(procfs))
     out.update(expected_processes(procfs, process_threshold))
     return out
@@ -399,8 +412,8 @@ def _flat_keyed(text):
 
 
 # README: the memory.stat keys exported, sizes and event counts.
-_STAT_BYTES = ("anon", "file", "kernel", "kernel_stack", "pagetables", "sock", "shmem", "file_mapped", "file_dirty",
-               "file_writeback", "slab_reclaimable", "slab_unreclaimable")
+_STAT_BYTES = ("anon", "file", "inactive_file", "kernel", "kernel_stack", "pagetables", "sock", "shmem", "file_mapped",
+               "file_dirty", "file_writeback", "slab_reclaimable", "slab_unreclaimable")
 _STAT_EVENTS = ("workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
                 "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file", "pgscan", "pgsteal",
                 "pgscan_direct", "pgsteal_direct", "pgscan_kswapd", "pgsteal_kswapd", "pgfault", "pgmajfault")
@@ -470,6 +483,17 @@ def _cgroup_samples(directory, path, files):
             out[key("memdiag_cgroup_memory_stat_bytes", key=stat_key, **labels)] = n
         elif stat_key in _STAT_EVENTS:
             out[key("memdiag_cgroup_memory_stat_events_total", key=stat_key, **labels)] = n
+    # README "Cgroups as scopes of their own": a cgroup with a limit (the lower of memory.max
+    # and memory.high) is judged; a first sample has no window, so its level is none. What it
+    # can supply is the limit less its working set (usage less inactive_file).
+    sizes = [v for v in (limit, parsed.get("memory.high")) if v is not None]
+    if sizes and usage is not None:
+        size = min(sizes)
+        working_set = max(usage - parsed.get("memory.stat", {}).get("inactive_file", 0), 0)
+        available = max(size - working_set, 0)
+        out[key("memdiag_cgroup_stall_level", **labels)] = 0
+        out[key("memdiag_cgroup_available_bytes", **labels)] = available
+        out[key("memdiag_cgroup_shortfall_bytes", **labels)] = round(max(0.0, _HEADROOM_RATIO * size - available))
     for kind, values in parsed.get("memory.pressure", {}).items():
         out[key("memdiag_cgroup_pressure_stall_seconds_total", kind=kind, **labels)] = values["total"] / 1e6
         for window in ("10", "60", "300"):
@@ -483,7 +507,8 @@ CGROUP_PER_PATH = ("memdiag_cgroup_memory_usage_bytes", "memdiag_cgroup_memory_l
                    "memdiag_cgroup_memory_high_bytes", "memdiag_cgroup_memory_low_bytes",
                    "memdiag_cgroup_swap_usage_bytes", "memdiag_cgroup_memory_events_total",
                    "memdiag_cgroup_memory_stat_bytes", "memdiag_cgroup_memory_stat_events_total",
-                   "memdiag_cgroup_pressure_stall_seconds_total", "memdiag_cgroup_pressure_ratio")
+                   "memdiag_cgroup_pressure_stall_seconds_total", "memdiag_cgroup_pressure_ratio",
+                   "memdiag_cgroup_stall_level", "memdiag_cgroup_available_bytes", "memdiag_cgroup_shortfall_bytes")
 CGROUP_NODE = ("memdiag_cgroups_discovered", "memdiag_cgroup_malformed_files", "memdiag_cgroup_leaf_limits_sum_bytes",
                "memdiag_cgroup_leaves", "memdiag_cgroup_limit_overcommit_ratio")
 

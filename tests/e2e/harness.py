@@ -217,9 +217,10 @@ UNIFIED = "/sys/fs/cgroup/unified"
 
 
 class V1Cgroup:
-    """A cgroup v1 memory cgroup with a limit and, where the cgroup2 mount exists (the hybrid
-    layout), its twin there; run() puts a shell in both. remove() kills whatever still runs in
-    them and removes both, retrying while the killed tasks leave."""
+    """A cgroup v1 memory cgroup with a limit (None: none of its own, as a child under a limited
+    parent) and, where the cgroup2 mount exists (the hybrid layout), its twin there; run() puts
+    a shell in both. `name` may be nested ("parent/child", the parent made first). remove()
+    kills whatever still runs in them and removes both, retrying while the killed tasks leave."""
 
     def __init__(self, name, limit):
         self.path = "/" + name
@@ -227,7 +228,8 @@ class V1Cgroup:
         self.v2 = UNIFIED + self.path if os.path.isdir(UNIFIED) else None
         os.mkdir(self.v1)
         try:
-            write(self.v1 + "/memory.limit_in_bytes", str(limit))
+            if limit is not None:
+                write(self.v1 + "/memory.limit_in_bytes", str(limit))
             # On a host with swap, anonymous memory would go to swap instead of being reclaimed
             # or OOM-killed as the tests expect; a memsw limit would do it too, but it moves the
             # failures the tests count from memory.failcnt to memory.memsw.failcnt.

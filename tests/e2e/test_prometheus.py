@@ -154,6 +154,15 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
         data = os.path.join(self.tmp, "data.bin")
         p = cgroup.run("dd if=/dev/zero of=%s bs=1M count=192 status=none && cat %s > /dev/null" % (data, data))
         self.assertEqual(p.returncode, 0, p.stderr)
+        # And it stays there: a reader in the cgroup brings back whatever is reclaimed from it
+        # meanwhile (fresh-ci once saw the fill ratio stay under 0.95 for 150 s after the cat).
+        reader = subprocess.Popen(["sh", "-c", cgroup.shell('while :; do cat "$0" > /dev/null; sleep 1; done'), data],
+                                  preexec_fn=die_with_parent)
+
+        def stop():
+            reader.kill()
+            reader.wait()
+        self.addCleanup(stop)
         return cgroup.path
 
     def test_dashboard_queries_and_alert_rules_on_real_data(self):
@@ -226,7 +235,8 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 shipped = sum(1 for line in f if line.strip().startswith("- alert:"))
             if cgroup:  # rules evaluated after Prometheus has stored the cgroup at its limit
                 self.wait("the cgroup's fill ratio above 0.95 in Prometheus", lambda: query(
-                    self.prom_port, 'memdiag_cgroup_memory_fill_ratio{cgroup="%s"} > 0.95' % cgroup))
+                    self.prom_port, 'memdiag_cgroup_memory_fill_ratio{cgroup="%s"} > 0.95' % cgroup),
+                    lambda: "; it is %s" % query(self.prom_port, 'memdiag_cgroup_memory_fill_ratio{cgroup="%s"}' % cgroup))
             since = time.time()
             rules = self.wait("every alert rule to have been evaluated", lambda: self.evaluated_rules(since))
             self.assertEqual(len(rules), shipped)

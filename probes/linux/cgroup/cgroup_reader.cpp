@@ -19,6 +19,7 @@ struct StatKey {
 constexpr StatKey kV2Keys[] = {
     {"anon", "anon", false},
     {"file", "file", false},
+    {"inactive_file", "inactive_file", false},
     {"kernel", "kernel", false},
     {"kernel_stack", "kernel_stack", false},
     {"pagetables", "pagetables", false},
@@ -48,6 +49,7 @@ constexpr StatKey kV2Keys[] = {
 constexpr StatKey kV1Keys[] = {
     {"total_rss", "anon", false},
     {"total_cache", "file", false},
+    {"total_inactive_file", "inactive_file", false},
     {"total_shmem", "shmem", false},
     {"total_mapped_file", "file_mapped", false},
     {"total_dirty", "file_dirty", false},

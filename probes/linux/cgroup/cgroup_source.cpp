@@ -1,6 +1,7 @@
 #include "probes/linux/cgroup/cgroup_source.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +59,7 @@ Status CgroupSource::probe() {
 Status CgroupSource::sample(Snapshot& out) {
   CgroupSection section;
   section.mode = hierarchy_.mode;
+  section.page_bytes = static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE));
   struct stat st{};
   if (::stat(hierarchy_.root.c_str(), &st) != 0) return make_error(hierarchy_.root + ": the cgroup hierarchy is gone");
   const auto& discovered = tree_.cgroups(hierarchy_.root, discovery_);

@@ -19,12 +19,12 @@ using Clock = Connection::Clock;
 // /metrics answered with an 8 MiB body: more than a socket takes at once.
 Handlers big_handlers() {
   auto body = std::make_shared<const std::string>(std::size_t{8} << 20, 'x');
-  return {[body] { return body; }, [] { return true; }};
+  return {[body] { return body; }, [] { return true; }, {}};
 }
 
 struct ConnectionTest : ::testing::Test {
   ServerLimits limits;
-  Handlers handlers{[] { return std::make_shared<const std::string>("m 1\n"); }, [] { return true; }};
+  Handlers handlers{[] { return std::make_shared<const std::string>("m 1\n"); }, [] { return true; }, {}};
   int peer = -1;
   std::unique_ptr<Connection> c;
   Clock::time_point t0 = Clock::now();

@@ -57,7 +57,7 @@ struct Endpoints : ::testing::Test {
                       ++renders;
                       return std::make_shared<const std::string>("memdiag_up 1\n");
                     },
-                    [this] { return healthy; }};
+                    [this] { return healthy; }, {}};
 };
 
 TEST_F(Endpoints, MetricsHealthIndexAndNotFound) {

@@ -98,7 +98,7 @@ TEST(HttpServer, ClientsThatNeverReadShareOneExpositionAndHoldLittleKernelMemory
   constexpr std::size_t kClients = 32;
   auto body = std::make_shared<const std::string>(kBody, 'x');
   const std::size_t before = resident_bytes();
-  Served s = serve({[body] { return body; }, [] { return true; }}, ServerLimits{});
+  Served s = serve({[body] { return body; }, [] { return true; }, {}}, ServerLimits{});
   std::vector<UniqueFd> clients;
   for (std::size_t i = 0; i < kClients; ++i) clients.push_back(ask_and_never_read(s.port));
   // Every client's response is pending on the one buffer: ours, the handler's, one each.
@@ -123,7 +123,7 @@ TEST(HttpServer, HoldersOfOlderExpositionsAreDroppedOverTheBudgetHoldersOfTheLat
                       rendered.push_back(body);
                       return body;
                     },
-                    [] { return true; }};
+                    [] { return true; }, {}};
   ServerLimits limits;
   limits.max_held_bytes = kBody + kBody / 2;  // room for one exposition, not two
   Served s = serve(std::move(handlers), limits);

@@ -1,0 +1,38 @@
+// `memdiagd diagnose [--url URL] [--config FILE] [--duration S] [--format text|json]
+// [--since DURATION] [--timeout DURATION]`: the diagnosis report for a person on call.
+// It asks the running daemon (/api/v1/diagnosis at --url, by default the config's listen
+// address on loopback). With --duration, or when no daemon answers (none listening, or none
+// answering within --timeout), it samples the node itself for the duration (5 s by default)
+// with the config's sources and prints the same report, saying so on stderr.
+// Exit codes: 0 a report was printed, 1 none could be made, 2 bad arguments.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/core/expected.hpp"
+
+namespace memdiag {
+
+struct DiagnoseOptions {
+  std::optional<std::string> url;
+  std::optional<std::string> config_path;
+  std::optional<std::chrono::milliseconds> duration;  // sample locally for this long
+  bool json = false;
+  std::optional<std::chrono::milliseconds> since;
+  std::chrono::milliseconds timeout{5000};
+  bool help = false;
+};
+
+Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args);
+std::string diagnose_usage();
+
+// "0.0.0.0:9842" -> "http://127.0.0.1:9842/api/v1/diagnosis": the daemon's address as seen
+// from this host (a wildcard address is reached on loopback).
+std::string diagnosis_url_for(const std::string& listen_address);
+
+int run_diagnose(const std::vector<std::string>& args);
+
+}  // namespace memdiag

@@ -1,0 +1,205 @@
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "exporters/report/diagnosis_report.hpp"
+#include "exporters/report/next_steps.hpp"
+#include "exporters/report/report_selection.hpp"
+#include "probes/analysis/verdict_evidence.hpp"
+
+namespace memdiag::report {
+
+namespace {
+
+using analysis::human_bytes;
+constexpr std::size_t kWidth = 80;
+
+void line(std::string& out, const char* format, auto... args) {
+  char buffer[512];
+  const int n = std::snprintf(buffer, sizeof buffer, format, args...);
+  if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
+  while (!out.empty() && out.back() == ' ') out.pop_back();  // padded columns leave no trailing blanks
+  out += '\n';
+}
+
+std::string level_name(VerdictLevel l) {
+  std::string s(to_string(l));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+// `text` folded at word boundaries to the report's width, every line indented by `indent`
+// (the first by `first` instead, when given).
+void wrapped(std::string& out, std::string_view text, std::string_view indent, std::string_view first = {}) {
+  std::string current(first.empty() ? indent : first);
+  bool line_empty = true;  // no word on the current line yet
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    if (word.empty()) continue;
+    if (!line_empty && current.size() + 1 + word.size() > kWidth) {
+      out += current + '\n';
+      current = std::string(indent);
+      line_empty = true;
+    }
+    if (!line_empty) current += ' ';
+    current += word;
+    line_empty = false;
+  }
+  out += current + '\n';
+}
+
+// A cgroup path shortened from the left to fit `width`, keeping its most specific end.
+std::string fit(std::string_view path, std::size_t width) {
+  if (path.size() <= width) return std::string(path);
+  return "..." + std::string(path.substr(path.size() - (width - 3)));
+}
+
+void reasons_block(std::string& out, const std::vector<VerdictReason>& reasons) {
+  for (const VerdictReason& r : reasons) {
+    line(out, "  %-18s %10.3g  >= %-8.3g %s", std::string(r.code).c_str(), r.value, r.threshold,
+         std::string(to_string(r.level)).c_str());
+  }
+}
+
+void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysis& analysis) {
+  reasons_block(out, stall.reasons);
+  std::string signals;
+  for (std::string_view s : stall.signals) signals += (signals.empty() ? "" : ", ") + std::string(s);
+  line(out, "  signals: %s; window %.1f s", signals.c_str(), stall.figures.window_seconds);
+  std::string supply;
+  if (analysis.available_bytes) supply += "available " + human_bytes(static_cast<double>(*analysis.available_bytes));
+  if (analysis.shortfall_bytes) {
+    supply += (supply.empty() ? "" : ", ") + std::string("shortfall ") +
+              human_bytes(static_cast<double>(*analysis.shortfall_bytes));
+  }
+  if (analysis.exhaustion_seconds) {
+    char when[64];
+    std::snprintf(when, sizeof when, "out of memory in ~%.0f s at this rate", *analysis.exhaustion_seconds);
+    supply += (supply.empty() ? "" : ", ") + std::string(when);
+  }
+  if (!supply.empty()) line(out, "  %s", supply.c_str());
+  bool header = false;
+  for (const ScopeMember& m : analysis.members) {
+    if (m.role != PressureRole::kContributor) continue;
+    if (!header) line(out, "  %-34s %6s %11s %9s  %s", "contributors", "share", "growth/s", "relief", "");
+    header = true;
+    const bool covers = analysis.shortfall_bytes && m.relief_bytes >= *analysis.shortfall_bytes;
+    line(out, "  %-34s %6.2f %11s %9s  %s", fit(m.cgroup, 34).c_str(), m.contribution_ratio,
+         human_bytes(m.growth_bytes_per_second).c_str(), human_bytes(static_cast<double>(m.relief_bytes)).c_str(),
+         analysis.shortfall_bytes && *analysis.shortfall_bytes > 0 ? (covers ? "covers" : "short") : "");
+  }
+  header = false;
+  for (const ScopeMember& m : analysis.members) {
+    if (m.role != PressureRole::kVictim) continue;
+    if (!header) line(out, "  %-34s %6s %11s", "victims", "stall", "refaults");
+    header = true;
+    char stall_text[16] = "-", refault_text[16] = "-";
+    if (m.stall_ratio) std::snprintf(stall_text, sizeof stall_text, "%.2f", *m.stall_ratio);
+    if (m.refault_ratio) std::snprintf(refault_text, sizeof refault_text, "%.2f", *m.refault_ratio);
+    line(out, "  %-34s %6s %11s", fit(m.cgroup, 34).c_str(), stall_text, refault_text);
+  }
+}
+
+}  // namespace
+
+std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions& options) {
+  std::string out;
+  const DerivedFigures& d = snapshot.derived;
+  line(out, "memdiag diagnosis, %s, sample %llu (%s)", iso8601(snapshot.taken_at).c_str(),
+       static_cast<unsigned long long>(snapshot.sequence), std::string(options.origin).c_str());
+  out += '\n';
+
+  const StallVerdict none{};
+  const StallVerdict& stall = d.stall ? *d.stall : none;
+  if (stall.level != stall.instant_level) {
+    line(out, "NODE STALL: %s (held; this sample alone: %s)", level_name(stall.level).c_str(),
+         std::string(to_string(stall.instant_level)).c_str());
+  } else {
+    line(out, "NODE STALL: %s", level_name(stall.level).c_str());
+  }
+  scope_block(out, stall, d.node_scope.value_or(ScopeAnalysis{}));
+
+  const auto scopes = stalling_scopes(snapshot);
+  for (const CgroupScope* s : scopes) {
+    out += '\n';
+    line(out, "CGROUP STALL: %s %s", level_name(s->stall.level).c_str(), fit(s->cgroup, 60).c_str());
+    scope_block(out, s->stall, s->analysis);
+  }
+  if (scopes.empty() && !d.cgroup_scopes.empty()) {
+    line(out, "  (%zu cgroups with a limit judged; none stalling)", d.cgroup_scopes.size());
+  }
+
+  if (d.overcommit) {
+    const OvercommitVerdict& o = *d.overcommit;
+    out += '\n';
+    line(out, "OVERCOMMIT RISK: %s (mode %s%s)", level_name(o.level).c_str(), std::string(to_string(o.mode)).c_str(),
+         o.mode_known ? "" : ", assumed");
+    reasons_block(out, o.reasons);
+    if (o.unbacked_bytes) {
+      std::string ratio;
+      if (o.unbacked_to_supply_ratio) {
+        char r[32];
+        std::snprintf(r, sizeof r, " (%.2f of it)", *o.unbacked_to_supply_ratio);
+        ratio = r;
+      }
+      line(out, "  promised, not backed: %s; the node can still supply %s%s",
+           human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str(),
+           human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
+    }
+    if (o.commit_ratio) line(out, "  Committed_AS / (RAM + swap): %.2f", *o.commit_ratio);
+    if (o.commit_limit_ratio) line(out, "  Committed_AS / CommitLimit: %.2f", *o.commit_limit_ratio);
+    wrapped(out, overcommit_mode_meaning(o.mode), "  ");
+  }
+
+  if (snapshot.processes) {
+    const auto processes = top_promise_processes(*snapshot.processes);
+    const auto cgroups = top_promise_cgroups(*snapshot.processes);
+    if (!processes.empty() || !cgroups.empty()) {
+      out += '\n';
+      line(out, "PROMISE HOLDERS (committed private memory not resident)");
+      for (const SelectedProcess* p : processes) {
+        line(out, "  pid %-7d %-16s %10s  %s", p->pid, p->comm.c_str(),
+             human_bytes(static_cast<double>(p->unbacked_promise_bytes)).c_str(), fit(p->cgroup, 37).c_str());
+      }
+      for (const CgroupProcessTotals* c : cgroups) {
+        line(out, "  cgroup %-38s %10s  (%llu processes)", fit(c->cgroup, 38).c_str(),
+             human_bytes(static_cast<double>(c->unbacked_promise_bytes)).c_str(),
+             static_cast<unsigned long long>(c->processes));
+      }
+    }
+  }
+
+  const auto transitions = recent_transitions(snapshot, options.since);
+  out += '\n';
+  line(out, "TIMELINE (%zu transitions)", transitions.size());
+  for (const VerdictTransition* t : transitions) {
+    const std::string at = iso8601(t->at).substr(11, 8);
+    char head[160];
+    std::snprintf(head, sizeof head, "  %s %s %s -> %s: ", at.c_str(), fit(t->scope, 30).c_str(),
+                  std::string(to_string(t->from)).c_str(), std::string(to_string(t->to)).c_str());
+    wrapped(out, t->evidence, "      ", head);
+  }
+
+  const auto steps = next_steps(snapshot);
+  if (!steps.empty()) {
+    out += '\n';
+    line(out, "NEXT STEPS");
+    for (const std::string& step : steps) wrapped(out, step, "    ", "  - ");
+  }
+
+  bool down_header = false;
+  for (const SourceStatus& s : snapshot.sources) {
+    if (s.up) continue;
+    if (!down_header) {
+      out += '\n';
+      line(out, "SOURCES DOWN (the verdicts did without them)");
+      down_header = true;
+    }
+    wrapped(out, s.name + ": " + s.error, "    ", "  - ");
+  }
+  return out;
+}
+
+}  // namespace memdiag::report

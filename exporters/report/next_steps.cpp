@@ -1,0 +1,129 @@
+#include "exporters/report/next_steps.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "probes/analysis/verdict_evidence.hpp"
+
+namespace memdiag::report {
+
+namespace {
+
+using analysis::human_bytes;
+
+bool has_reason(const std::vector<VerdictReason>& reasons, std::string_view code) {
+  return std::any_of(reasons.begin(), reasons.end(), [&](const VerdictReason& r) { return r.code == code; });
+}
+
+std::string bytes(std::uint64_t b) { return human_bytes(static_cast<double>(b)); }
+
+// Advice for one stalling scope: its contributors, and the traces that name the cause.
+void scope_steps(std::vector<std::string>& out, std::string_view scope, const StallVerdict& stall,
+                 const ScopeAnalysis& analysis, bool cgroup) {
+  if (stall.level == VerdictLevel::kNone) return;
+  const std::string where = cgroup ? "cgroup " + std::string(scope) : std::string("the node");
+  for (const ScopeMember& m : analysis.members) {
+    if (m.role != PressureRole::kContributor) continue;
+    std::string step = "Stop or limit " + m.cgroup + " (holds " + bytes(m.footprint_bytes) + " of anon/shmem/swap";
+    if (m.growth_bytes_per_second > 0) step += ", growing " + human_bytes(m.growth_bytes_per_second) + "/s";
+    step += "): stopping it frees about " + bytes(m.relief_bytes);
+    if (analysis.shortfall_bytes && *analysis.shortfall_bytes > 0) {
+      step += m.relief_bytes >= *analysis.shortfall_bytes ? ", which covers " : ", short of ";
+      step += where + "'s shortfall of " + bytes(*analysis.shortfall_bytes);
+    }
+    out.push_back(step + ".");
+    break;  // the first contributor; the others are listed in the report
+  }
+  if (cgroup && has_reason(stall.reasons, stall_reason::kMemcgLimit)) {
+    out.push_back("Raise the memory limit of " + std::string(scope) +
+                  " (memory.max, or memory.limit_in_bytes on cgroup v1; for a pod, its resources.limits.memory) or "
+                  "lower what runs in it: it reclaims at its limit.");
+  }
+  if (has_reason(stall.reasons, stall_reason::kDirectReclaim)) {
+    out.push_back("See which tasks reclaim directly: bpftrace -e 'tracepoint:vmscan:mm_vmscan_direct_reclaim_begin "
+                  "{ @[comm, cgroup] = count(); }'");
+  }
+  if (has_reason(stall.reasons, stall_reason::kMemcgLimit)) {
+    out.push_back("See which cgroups reclaim at their limits: bpftrace -e "
+                  "'tracepoint:vmscan:mm_vmscan_memcg_reclaim_begin { @[cgroup] = count(); }'");
+  }
+  if (has_reason(stall.reasons, stall_reason::kThrashing)) {
+    out.push_back("The page cache of " + where +
+                  " is evicted and read back (thrashing): its working set does not fit; give it memory or stop a "
+                  "contributor. Refaults per cgroup: workingset_refault_file in memory.stat.");
+  }
+  if (has_reason(stall.reasons, stall_reason::kCompaction)) {
+    out.push_back("Allocations wait for compaction: check /proc/buddyinfo for high-order free pages and "
+                  "/sys/kernel/mm/transparent_hugepage/defrag (\"defer+madvise\" avoids direct compaction).");
+  }
+  if (has_reason(stall.reasons, stall_reason::kOomKill)) {
+    out.push_back("The kernel killed a task for memory: journalctl -k | grep -i 'out of memory' names it.");
+  }
+  if (has_reason(stall.reasons, stall_reason::kSwapExhausted)) {
+    out.push_back("Swap is all but gone: what it held comes back as faults and OOM kills; add swap or stop a "
+                  "contributor.");
+  }
+}
+
+}  // namespace
+
+std::string overcommit_mode_meaning(OvercommitMode mode) {
+  switch (mode) {
+    case OvercommitMode::kHeuristic:
+      return "vm.overcommit_memory=0 (heuristic): only requests larger than RAM + swap are refused; everything else "
+             "is promised, and promises that come due beyond what the node has end in reclaim and OOM kills.";
+    case OvercommitMode::kAlways:
+      return "vm.overcommit_memory=1 (always): no request is ever refused; every promise beyond what the node has "
+             "comes due as direct reclaim and OOM kills, never as an allocation error a program could handle.";
+    case OvercommitMode::kNever:
+      return "vm.overcommit_memory=2 (never): the commit charge may not pass CommitLimit; beyond it allocations fail "
+             "with ENOMEM, while memory itself may still be free.";
+  }
+  return "";
+}
+
+std::vector<std::string> next_steps(const Snapshot& snapshot) {
+  std::vector<std::string> out;
+  const DerivedFigures& d = snapshot.derived;
+  for (const CgroupScope& scope : d.cgroup_scopes) scope_steps(out, scope.cgroup, scope.stall, scope.analysis, true);
+  if (d.stall && d.node_scope) scope_steps(out, "node", *d.stall, *d.node_scope, false);
+  if (d.overcommit) {
+    const OvercommitVerdict& o = *d.overcommit;
+    std::string holder;
+    if (snapshot.processes && !snapshot.processes->cgroups.empty()) {
+      const auto top = std::max_element(
+          snapshot.processes->cgroups.begin(), snapshot.processes->cgroups.end(),
+          [](const CgroupProcessTotals& a, const CgroupProcessTotals& b) {
+            return a.unbacked_promise_bytes < b.unbacked_promise_bytes;
+          });
+      if (top->unbacked_promise_bytes > 0) {
+        holder = top->cgroup + " holds the most (" + bytes(top->unbacked_promise_bytes) + ")";
+      }
+    }
+    if (has_reason(o.reasons, overcommit_reason::kUnbackedPromises) && o.level >= VerdictLevel::kMedium) {
+      std::string step = "More is promised than the node can supply";
+      if (o.unbacked_bytes) step += " (" + bytes(*o.unbacked_bytes) + " unbacked against " + bytes(o.supply_bytes) + ")";
+      step += ": put memory limits on the jobs that promise most";
+      if (!holder.empty()) step += "; " + holder;
+      if (o.mode == OvercommitMode::kAlways) {
+        step += "; with vm.overcommit_memory=0 the kernel would at least refuse the impossible requests";
+      }
+      out.push_back(step + ".");
+    }
+    if (has_reason(o.reasons, overcommit_reason::kCommitLimit)) {
+      std::string step = "Allocations will fail at CommitLimit: raise vm.overcommit_ratio (or vm.overcommit_kbytes), add "
+                         "swap, or stop a large promise holder";
+      if (!holder.empty()) step += " (" + holder + ")";
+      out.push_back(step + ".");
+    }
+    if (has_reason(o.reasons, overcommit_reason::kCgroupLimits) && o.cgroup_limit_overcommit_ratio) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.2f", *o.cgroup_limit_overcommit_ratio);
+      out.push_back(std::string("The leaf cgroups' memory limits add up to ") + ratio +
+                    "x physical memory: they cannot all be honoured at once; lower limits or schedule less here.");
+    }
+  }
+  return out;
+}
+
+}  // namespace memdiag::report

@@ -1,0 +1,65 @@
+#include "exporters/report/report_selection.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace memdiag::report {
+
+std::vector<const CgroupScope*> stalling_scopes(const Snapshot& snapshot) {
+  std::vector<const CgroupScope*> out;
+  for (const CgroupScope& s : snapshot.derived.cgroup_scopes) {
+    if (s.stall.level != VerdictLevel::kNone || s.stall.instant_level != VerdictLevel::kNone) out.push_back(&s);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const CgroupScope* a, const CgroupScope* b) { return a->stall.level > b->stall.level; });
+  return out;
+}
+
+std::vector<const SelectedProcess*> top_promise_processes(const ProcessSection& processes) {
+  std::vector<const SelectedProcess*> out;
+  for (const SelectedProcess& p : processes.selected) {
+    if (p.unbacked_promise_bytes > 0) out.push_back(&p);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const SelectedProcess* a, const SelectedProcess* b) {
+    return a->unbacked_promise_bytes > b->unbacked_promise_bytes;
+  });
+  if (out.size() > kTopPromiseHolders) out.resize(kTopPromiseHolders);
+  return out;
+}
+
+std::vector<const CgroupProcessTotals*> top_promise_cgroups(const ProcessSection& processes) {
+  std::vector<const CgroupProcessTotals*> out;
+  for (const CgroupProcessTotals& c : processes.cgroups) {
+    if (c.unbacked_promise_bytes > 0) out.push_back(&c);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CgroupProcessTotals* a, const CgroupProcessTotals* b) {
+    return a->unbacked_promise_bytes > b->unbacked_promise_bytes;
+  });
+  if (out.size() > kTopPromiseHolders) out.resize(kTopPromiseHolders);
+  return out;
+}
+
+std::vector<const VerdictTransition*> recent_transitions(const Snapshot& snapshot,
+                                                         std::optional<std::chrono::milliseconds> since) {
+  std::vector<const VerdictTransition*> out;
+  if (!snapshot.derived.timeline) return out;
+  for (const VerdictTransition& t : *snapshot.derived.timeline) {
+    if (since && snapshot.taken_at - t.at > *since) continue;
+    out.push_back(&t);
+  }
+  return out;
+}
+
+std::string iso8601(std::chrono::system_clock::time_point at) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
+  return buffer;
+}
+
+}  // namespace memdiag::report

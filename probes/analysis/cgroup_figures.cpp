@@ -1,0 +1,214 @@
+#include "probes/analysis/cgroup_figures.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "probes/analysis/snapshot_window.hpp"
+#include "probes/core/stall_kind.hpp"
+
+namespace memdiag::analysis {
+
+namespace {
+
+std::optional<double> stat(const CgroupSample& c, std::string_view key) {
+  for (const CgroupStatValue& v : c.stat) {
+    if (v.key == key) return static_cast<double>(v.value);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> psi_seconds(const CgroupSample& c, bool full) {
+  if (!c.pressure) return std::nullopt;
+  if (full) {
+    if (!c.pressure->full) return std::nullopt;
+    return static_cast<double>(c.pressure->full->total_us) / 1e6;
+  }
+  return static_cast<double>(c.pressure->some.total_us) / 1e6;
+}
+
+// memory.events high + max (v2), or memory.failcnt (v1): each is the limit being hit.
+std::optional<double> limit_events(const CgroupSample& c) {
+  const auto& high = c.events[static_cast<std::size_t>(CgroupEvent::kHigh)];
+  const auto& max = c.events[static_cast<std::size_t>(CgroupEvent::kMax)];
+  if (high || max) return static_cast<double>(high.value_or(0) + max.value_or(0));
+  if (c.failcnt) return static_cast<double>(*c.failcnt);
+  return std::nullopt;
+}
+
+std::optional<double> oom_kills(const CgroupSample& c) {
+  const auto& kills = c.events[static_cast<std::size_t>(CgroupEvent::kOomKill)];
+  return kills ? std::optional<double>(static_cast<double>(*kills)) : std::nullopt;
+}
+
+// The parent of "/a/b" is "/a", of "/a" is "/"; "/" has none.
+std::optional<std::string_view> parent_of(std::string_view path) {
+  if (path.size() <= 1) return std::nullopt;
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+// eBPF stall seconds of each cgroup's subtree, by cause: direct reclaim, reclaim at a memcg
+// limit (memcg + soft limit), compaction.
+using SubtreeStall = std::array<double, 3>;
+std::unordered_map<std::string_view, SubtreeStall> subtree_stalls(const Snapshot& s) {
+  std::unordered_map<std::string_view, SubtreeStall> sums;
+  if (!s.reclaim_stall) return sums;
+  for (const CgroupStall& entry : s.reclaim_stall->cgroups) {
+    std::size_t cause = 0;
+    switch (entry.kind) {
+      case StallKind::kDirect: cause = 0; break;
+      case StallKind::kMemcg:
+      case StallKind::kSoftLimit: cause = 1; break;
+      case StallKind::kCompaction: cause = 2; break;
+      default: continue;  // throttling is writeback's wait, not reclaim's
+    }
+    const double seconds = static_cast<double>(entry.stall.sum_ns) / 1e9;
+    for (std::optional<std::string_view> at = std::string_view(entry.cgroup); at; at = parent_of(*at)) {
+      sums[*at][cause] += seconds;
+    }
+  }
+  return sums;
+}
+
+std::unordered_map<std::string_view, std::uint64_t> subtree_unbacked(const Snapshot& s) {
+  std::unordered_map<std::string_view, std::uint64_t> sums;
+  if (!s.processes) return sums;
+  for (const CgroupProcessTotals& totals : s.processes->cgroups) {
+    for (std::optional<std::string_view> at = std::string_view(totals.cgroup); at; at = parent_of(*at)) {
+      sums[*at] += totals.unbacked_promise_bytes;
+    }
+  }
+  return sums;
+}
+
+std::unordered_map<std::string_view, const CgroupSample*> index_of(const Snapshot* s) {
+  std::unordered_map<std::string_view, const CgroupSample*> index;
+  if (!s || !s->cgroups) return index;
+  index.reserve(s->cgroups->cgroups.size());
+  for (const CgroupSample& c : s->cgroups->cgroups) index.emplace(c.path, &c);
+  return index;
+}
+
+// The rate of `value` between a cgroup's sample at a window's start and now; absent when either
+// lacks it, no time passed, or it went down (a counter reset: the cgroup was re-created).
+template <class Value>
+std::optional<double> cgroup_rate(const CgroupSample* then, const CgroupSample& now, double seconds, Value value) {
+  if (!then || seconds <= 0) return std::nullopt;
+  const auto a = value(*then), b = value(now);
+  if (!a || !b || *b < *a) return std::nullopt;
+  return (*b - *a) / seconds;
+}
+
+}  // namespace
+
+std::optional<double> CgroupFigures::stall_ratio() const {
+  if (stall.psi_some_ratio) return stall.psi_some_ratio;
+  if (stall.direct_reclaim_stall_ratio && stall.memcg_reclaim_stall_ratio && stall.compaction_stall_ratio) {
+    return *stall.direct_reclaim_stall_ratio + *stall.memcg_reclaim_stall_ratio + *stall.compaction_stall_ratio;
+  }
+  return std::nullopt;
+}
+
+std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
+                                                        std::chrono::milliseconds window,
+                                                        std::chrono::milliseconds thrashing_window,
+                                                        std::chrono::milliseconds growth_half_life) {
+  std::vector<CgroupFigures> out;
+  ++samples_;
+  if (!current.cgroups) {
+    growth_.clear();
+    return out;
+  }
+  const Snapshot* start = window_start(ring, current, window);
+  const Snapshot* thrash_start = window_start(ring, current, thrashing_window);
+  const double seconds = start ? seconds_between(*start, current) : 0;
+  const double thrash_seconds = thrash_start ? seconds_between(*thrash_start, current) : 0;
+  const auto then = index_of(start);
+  const auto thrash_then = index_of(thrash_start);
+  const auto stalls_now = subtree_stalls(current);
+  const auto stalls_then = start ? subtree_stalls(*start) : decltype(stalls_now){};
+  const auto unbacked = subtree_unbacked(current);
+  const bool ebpf = current.reclaim_stall && start && start->reclaim_stall;
+  const double page_bytes = current.cgroups->page_bytes;
+
+  out.reserve(current.cgroups->cgroups.size());
+  for (const CgroupSample& c : current.cgroups->cgroups) {
+    CgroupFigures f;
+    f.sample = &c;
+    StallFigures& s = f.stall;
+    s.window_seconds = seconds;
+    f.signals.push_back(stall_signal::kCgroup);
+    if (c.pressure) f.signals.push_back(stall_signal::kPsi);
+    if (current.reclaim_stall) f.signals.push_back(stall_signal::kEbpf);
+
+    const auto at_start = then.find(c.path);
+    const CgroupSample* before = at_start == then.end() ? nullptr : at_start->second;
+    s.psi_some_ratio = cgroup_rate(before, c, seconds, [](const CgroupSample& x) { return psi_seconds(x, false); });
+    s.psi_full_ratio = cgroup_rate(before, c, seconds, [](const CgroupSample& x) { return psi_seconds(x, true); });
+    s.limit_events_per_second = cgroup_rate(before, c, seconds, limit_events);
+    if (auto kills = cgroup_rate(before, c, seconds, oom_kills)) s.oom_kills = *kills * seconds;
+    if (ebpf && before) {
+      // A cgroup with no stall yet has no entry: zero, as its counters would be.
+      const auto now_it = stalls_now.find(c.path);
+      const auto then_it = stalls_then.find(c.path);
+      const SubtreeStall now_sum = now_it == stalls_now.end() ? SubtreeStall{} : now_it->second;
+      const SubtreeStall then_sum = then_it == stalls_then.end() ? SubtreeStall{} : then_it->second;
+      std::array<std::optional<double>*, 3> into = {&s.direct_reclaim_stall_ratio, &s.memcg_reclaim_stall_ratio,
+                                                    &s.compaction_stall_ratio};
+      for (std::size_t i = 0; i < into.size(); ++i) {
+        // A subtree's sum can fall when a stalled child leaves eBPF's top list: no rate then.
+        if (seconds > 0 && now_sum[i] >= then_sum[i]) *into[i] = (now_sum[i] - then_sum[i]) / seconds;
+      }
+    }
+    const auto thrash_it = thrash_then.find(c.path);
+    const CgroupSample* thrash_before = thrash_it == thrash_then.end() ? nullptr : thrash_it->second;
+    const auto refaults = cgroup_rate(thrash_before, c, thrash_seconds,
+                                      [](const CgroupSample& x) { return stat(x, "workingset_refault_file"); });
+    const auto file = stat(c, "file");
+    if (refaults && file && *file > 0) s.refault_ratio = *refaults * thrash_seconds * page_bytes / *file;
+
+    const double anon = stat(c, "anon").value_or(0);
+    const double shmem = stat(c, "shmem").value_or(0);
+    double swap = 0;
+    if (c.swap_usage_bytes) {
+      swap = static_cast<double>(*c.swap_usage_bytes);
+    } else if (auto v1_swap = stat(c, "swap")) {
+      swap = *v1_swap;
+    }
+    f.footprint_bytes = static_cast<std::uint64_t>(anon + shmem + swap);
+    f.relief_bytes = static_cast<std::uint64_t>(anon + swap);
+
+    std::optional<std::uint64_t> size = c.limited ? c.limit_bytes : std::nullopt;
+    if (c.high_bytes && (!size || *c.high_bytes < *size)) size = c.high_bytes;
+    if (size && c.usage_bytes) {
+      f.size_bytes = size;
+      const std::uint64_t inactive = static_cast<std::uint64_t>(stat(c, "inactive_file").value_or(0));
+      const std::uint64_t working_set = *c.usage_bytes > inactive ? *c.usage_bytes - inactive : 0;
+      f.available_bytes = *size > working_set ? *size - working_set : 0;
+    }
+    if (const auto it = unbacked.find(c.path); it != unbacked.end()) f.unbacked_promise_bytes = it->second;
+
+    Growth& g = growth_[c.path];
+    if (g.seen != 0 && current.taken_at > g.at) {
+      const double dt = std::chrono::duration<double>(current.taken_at - g.at).count();
+      const double instant = (static_cast<double>(f.footprint_bytes) - static_cast<double>(g.footprint)) / dt;
+      const double half_life = std::chrono::duration<double>(growth_half_life).count();
+      const double alpha = half_life > 0 ? 1 - std::exp2(-dt / half_life) : 1;
+      g.ema += alpha * (instant - g.ema);
+    } else {
+      g.ema = 0;
+    }
+    g.at = current.taken_at;
+    g.footprint = f.footprint_bytes;
+    g.seen = samples_;
+    f.growth_bytes_per_second = g.ema;
+    out.push_back(std::move(f));
+  }
+  std::erase_if(growth_, [&](const auto& entry) { return entry.second.seen != samples_; });
+  return out;
+}
+
+}  // namespace memdiag::analysis

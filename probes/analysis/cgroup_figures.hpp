@@ -1,0 +1,56 @@
+// Per cgroup figures over the model's windows, for every exported cgroup: what the cgroup
+// scopes are judged by (probes/analysis/cgroup_scopes.hpp) and what members are ranked by
+// (pressure_roles.hpp). Rates come from the cgroup's own counters at the window's start in the
+// ring (PSI totals, memory.events, failcnt, refaults, OOM kills) and from the eBPF stall time
+// of its subtree (eBPF attributes a stall to the task's own, usually leaf, cgroup). Growth is an
+// EMA kept per cgroup across samples, forgotten when the cgroup is no longer exported.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "probes/core/snapshot_store.hpp"
+#include "probes/core/stall_verdict.hpp"
+
+namespace memdiag::analysis {
+
+struct CgroupFigures {
+  const CgroupSample* sample = nullptr;  // in the current snapshot
+  StallFigures stall;                    // its rates (window, thrashing window)
+  std::vector<std::string_view> signals;
+  std::uint64_t footprint_bytes = 0;     // anon + shmem + swap
+  double growth_bytes_per_second = 0;    // of the footprint, EMA
+  std::uint64_t relief_bytes = 0;        // anon + swap
+  // A cgroup with a limit (the lower of the hard limit and memory.high): its size, and what it
+  // can still supply (size less working set, usage less inactive file cache).
+  std::optional<std::uint64_t> size_bytes;
+  std::optional<std::uint64_t> available_bytes;
+  std::optional<std::uint64_t> unbacked_promise_bytes;  // its subtree's processes'
+  // Its tasks' share of time stalled: PSI some where there is per-cgroup PSI, else the eBPF
+  // stall time of its subtree.
+  std::optional<double> stall_ratio() const;
+};
+
+class CgroupFigureTracker {
+ public:
+  // One entry per cgroup of current.cgroups, in its order (empty without the section).
+  std::vector<CgroupFigures> compute(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
+                                     std::chrono::milliseconds window, std::chrono::milliseconds thrashing_window,
+                                     std::chrono::milliseconds growth_half_life);
+
+ private:
+  struct Growth {
+    std::chrono::system_clock::time_point at;
+    std::uint64_t footprint = 0;
+    double ema = 0;
+    std::uint64_t seen = 0;  // the sample it was last updated in
+  };
+  std::unordered_map<std::string, Growth> growth_;
+  std::uint64_t samples_ = 0;
+};
+
+}  // namespace memdiag::analysis

@@ -1,0 +1,130 @@
+#include "probes/analysis/diagnosis_model.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "probes/analysis/derive_figures.hpp"
+#include "probes/analysis/verdict_evidence.hpp"
+
+namespace memdiag::analysis {
+
+namespace {
+
+std::string_view parent_path(std::string_view path) {
+  if (path.size() <= 1) return {};
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+MemberFigures member_of(const CgroupFigures& f) {
+  MemberFigures m;
+  m.cgroup = f.sample->path;
+  m.footprint_bytes = f.footprint_bytes;
+  m.growth_bytes_per_second = f.growth_bytes_per_second;
+  m.relief_bytes = f.relief_bytes;
+  m.stall_ratio = f.stall_ratio();
+  m.refault_ratio = f.stall.refault_ratio;
+  m.unbacked_promise_bytes = f.unbacked_promise_bytes;
+  return m;
+}
+
+}  // namespace
+
+DiagnosisModel::DiagnosisModel(const DiagnosisSettings& settings)
+    : settings_(settings), node_model_(settings.stall), timeline_(std::make_shared<std::vector<VerdictTransition>>()) {}
+
+void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
+  if (settings == settings_) return;
+  if (!(settings.stall == settings_.stall) || !(settings.roles == settings_.roles) ||
+      !(settings.forecast == settings_.forecast)) {
+    node_model_ = StallModel(settings.stall);
+    node_trend_ = {};
+    cgroup_figures_ = {};
+    for (auto& [path, state] : scopes_) {
+      state.hold = {};
+      state.trend = {};
+    }
+  }
+  settings_ = settings;
+}
+
+void DiagnosisModel::note_transition(std::vector<VerdictTransition>& out, const Snapshot& current, std::string scope,
+                                     VerdictLevel& logged, const StallVerdict& verdict, const ScopeAnalysis& analysis) {
+  if (verdict.level == logged) return;
+  out.push_back(VerdictTransition{current.taken_at, std::move(scope), logged, verdict.level,
+                                  describe_evidence(verdict, &analysis)});
+  logged = verdict.level;
+}
+
+std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const std::vector<SnapshotPtr>& ring) {
+  ++samples_;
+  std::vector<VerdictTransition> transitions;
+  derive_figures(current, settings_.overcommit);
+  DerivedFigures& derived = current.derived;
+  derived.stall = node_model_.assess(current, ring);
+
+  const std::vector<CgroupFigures> figures = cgroup_figures_.compute(
+      current, ring, settings_.stall.window, settings_.stall.thrashing_window, settings_.roles.growth_half_life);
+
+  // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
+  std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes
+  std::vector<std::vector<MemberFigures>> scope_members;
+  for (const CgroupFigures& f : figures) {
+    if (!f.size_bytes) continue;
+    CgroupScope scope;
+    scope.cgroup = f.sample->path;
+    scope.stall.figures = f.stall;
+    scope.stall.signals = f.signals;
+    judge_stall(scope.stall, settings_.stall);
+    ScopeState& state = scopes_[scope.cgroup];
+    state.seen = samples_;
+    scope.stall.level = state.hold.update(current.taken_at, scope.stall.instant_level, settings_.stall.hold);
+    scope.analysis.available_bytes = f.available_bytes;
+    scope.analysis.shortfall_bytes = shortfall_bytes(*f.size_bytes, *f.available_bytes, settings_.roles);
+    scope.analysis.exhaustion_seconds = state.trend.add(current.taken_at, static_cast<double>(*f.available_bytes),
+                                                        static_cast<double>(*f.size_bytes), settings_.forecast);
+    scope_at.emplace(f.sample->path, derived.cgroup_scopes.size());
+    derived.cgroup_scopes.push_back(std::move(scope));
+    scope_members.emplace_back();
+  }
+  std::vector<MemberFigures> node_members;
+  for (const CgroupFigures& f : figures) {
+    if (f.sample->leaf && f.sample->path != "/") node_members.push_back(member_of(f));
+    if (const auto it = scope_at.find(parent_path(f.sample->path)); it != scope_at.end()) {
+      scope_members[it->second].push_back(member_of(f));
+    }
+  }
+  for (std::size_t i = 0; i < derived.cgroup_scopes.size(); ++i) {
+    CgroupScope& scope = derived.cgroup_scopes[i];
+    scope.analysis.members = rank_members(scope_members[i], scope.stall.level, settings_.roles, settings_.stall);
+    note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
+  }
+  std::erase_if(scopes_, [&](const auto& entry) { return entry.second.seen != samples_; });
+
+  // The node as a scope.
+  ScopeAnalysis node;
+  if (current.system_memory && current.system_memory->physical_total_bytes > 0) {
+    const SystemMemory& m = *current.system_memory;
+    node.available_bytes = m.physical_available_bytes;
+    node.shortfall_bytes = shortfall_bytes(m.physical_total_bytes, m.physical_available_bytes, settings_.roles);
+    node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(m.physical_available_bytes),
+                                              static_cast<double>(m.physical_total_bytes), settings_.forecast);
+  }
+  node.members = rank_members(node_members, derived.stall->level, settings_.roles, settings_.stall);
+  note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
+  derived.node_scope = std::move(node);
+
+  if (!transitions.empty()) {
+    auto timeline = std::make_shared<std::vector<VerdictTransition>>(*timeline_);
+    for (const VerdictTransition& t : transitions) timeline->push_back(t);
+    if (timeline->size() > kTimelineLength) {
+      timeline->erase(timeline->begin(), timeline->end() - static_cast<std::ptrdiff_t>(kTimelineLength));
+    }
+    timeline_ = std::move(timeline);
+  }
+  derived.timeline = timeline_;
+  return transitions;
+}
+
+}  // namespace memdiag::analysis

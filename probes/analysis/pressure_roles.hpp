@@ -1,0 +1,57 @@
+// Contributors and victims within a pressured scope (issue 14), judged from each member's
+// figures (probes/analysis/cgroup_figures.hpp):
+// - contribution: half the member's share of the footprint the members hold (anon + shmem +
+//   swap: what reclaim cannot take back without swap), half its share of the footprint's growth.
+//   Size counts as well as growth: a job that has finished growing and holds its memory still
+//   presses on everyone else's page cache (oomd likewise kills by size or growth).
+// - a **contributor** holds or grows at least `contributor_min_ratio` of it; a **victim** is
+//   any other member that stalls (PSI some, or eBPF stall time, at the stall model's low
+//   threshold) or thrashes (refaults at the low threshold): it suffers without being the cause.
+// - **relief**: what stopping a contributor would free for certain (its anon and swap), against
+//   the scope's shortfall (what is missing to `headroom_ratio` of the scope free).
+// Roles are given only while the scope's level is low or above.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "probes/analysis/stall_model.hpp"
+#include "probes/core/pressure_scope.hpp"
+
+namespace memdiag::analysis {
+
+struct RoleSettings {
+  double contributor_min_ratio = 0.10;
+  // Headroom a scope should have: 10 % of it free (for the node, MemAvailable; for a cgroup,
+  // its limit less its working set). The kubelet's default eviction threshold is 100 MiB, lmkd
+  // and oomd act on pressure alone; a share scales from a 1 GiB pod to a 1 TiB node.
+  double headroom_ratio = 0.10;
+  std::chrono::milliseconds growth_half_life{10000};  // the growth EMA's
+  std::size_t max_members = 5;  // contributors, and victims, named per scope
+  bool operator==(const RoleSettings&) const = default;
+};
+
+// A member's figures, as the ranking needs them.
+struct MemberFigures {
+  std::string_view cgroup;
+  std::uint64_t footprint_bytes = 0;
+  double growth_bytes_per_second = 0;
+  std::uint64_t relief_bytes = 0;
+  std::optional<double> stall_ratio;
+  std::optional<double> refault_ratio;
+  std::optional<std::uint64_t> unbacked_promise_bytes;
+};
+
+// The ranked members with a role (at most max_members contributors and max_members victims);
+// empty when `scope_level` is none.
+std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
+                                      const RoleSettings& roles, const StallThresholds& stall);
+
+// What is missing to the headroom target of a scope of `size_bytes` with `available_bytes`.
+std::uint64_t shortfall_bytes(std::uint64_t size_bytes, std::uint64_t available_bytes, const RoleSettings& roles);
+
+}  // namespace memdiag::analysis

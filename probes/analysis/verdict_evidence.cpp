@@ -1,0 +1,64 @@
+#include "probes/analysis/verdict_evidence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+
+namespace memdiag::analysis {
+
+namespace {
+
+void append(std::string& out, const char* format, auto... args) {
+  char buffer[256];
+  const int n = std::snprintf(buffer, sizeof buffer, format, args...);
+  if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
+}
+
+}  // namespace
+
+std::string human_bytes(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  double value = bytes;
+  while (std::fabs(value) >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  std::string out;
+  append(out, unit == 0 ? "%.0f%s" : "%.3g%s", value, kUnits[unit]);
+  return out;
+}
+
+std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* scope) {
+  std::string out;
+  for (const VerdictReason& r : verdict.reasons) {
+    const std::string code(r.code);
+    append(out, "%s=%.3g(>=%.3g,%s) ", code.c_str(), r.value, r.threshold, std::string(to_string(r.level)).c_str());
+  }
+  out += "signals=";
+  for (std::size_t i = 0; i < verdict.signals.size(); ++i) {
+    if (i) out += ',';
+    out += verdict.signals[i];
+  }
+  append(out, " window=%.1fs", verdict.figures.window_seconds);
+  if (!scope) return out;
+  if (scope->shortfall_bytes) out += " shortfall=" + human_bytes(static_cast<double>(*scope->shortfall_bytes));
+  if (scope->exhaustion_seconds) append(out, " exhausted_in=%.0fs", *scope->exhaustion_seconds);
+  for (PressureRole role : {PressureRole::kContributor, PressureRole::kVictim}) {
+    bool first = true;
+    for (const ScopeMember& m : scope->members) {
+      if (m.role != role) continue;
+      out += first ? (role == PressureRole::kContributor ? " contributors=" : " victims=") : ",";
+      first = false;
+      out += m.cgroup;
+      if (role == PressureRole::kContributor) {
+        append(out, ":%.2f:relief=", m.contribution_ratio);
+        out += human_bytes(static_cast<double>(m.relief_bytes));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace memdiag::analysis

@@ -1,0 +1,72 @@
+// Who causes the pressure and who suffers it, within a pressured scope (the node, or a cgroup
+// with a limit: reclaim happens at both), how much stopping each cause would free against what
+// is missing, and when the scope runs out at the present rate (issue 14:
+// probes/analysis/pressure_roles.hpp and forecast.hpp). Plain data, computed once per sample.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/core/stall_verdict.hpp"
+
+namespace memdiag {
+
+enum class PressureRole : std::uint8_t { kNone, kContributor, kVictim };
+
+inline constexpr std::string_view to_string(PressureRole role) {
+  switch (role) {
+    case PressureRole::kContributor: return "contributor";
+    case PressureRole::kVictim: return "victim";
+    case PressureRole::kNone: break;
+  }
+  return "none";
+}
+
+// One member of a scope (a child cgroup of a cgroup scope; a leaf cgroup of the node) with the
+// figures its role was judged by.
+struct ScopeMember {
+  std::string cgroup;
+  PressureRole role = PressureRole::kNone;
+  // Its share of the pressure: half its share of the memory the members hold that reclaim
+  // cannot take back without swap (anon + shmem + swap, the "footprint"), half its share of the
+  // footprint's growth (EMA); 0..1, the members' ratios sum to 1 (0 when nothing is held).
+  double contribution_ratio = 0;
+  std::uint64_t footprint_bytes = 0;
+  double growth_bytes_per_second = 0;  // footprint growth, EMA (negative when shrinking)
+  // What stopping it would free for certain: its anonymous memory and swap (shmem can outlive
+  // it, file cache is reclaimable anyway).
+  std::uint64_t relief_bytes = 0;
+  // What it suffers: its tasks' share of time stalled on memory (own PSI some, or eBPF stall
+  // time where there is no per-cgroup PSI) and its file refaults over its file cache.
+  std::optional<double> stall_ratio;
+  std::optional<double> refault_ratio;
+  std::optional<std::uint64_t> unbacked_promise_bytes;  // its processes' (process scan)
+};
+
+// What is said of a scope beyond its stall level.
+struct ScopeAnalysis {
+  // What it can still supply (node: MemAvailable; cgroup: its limit minus its working set,
+  // usage less inactive file cache, as the kubelet counts it) and what is missing to the
+  // headroom target (diagnosis.roles.headroom_ratio of its size).
+  std::optional<std::uint64_t> available_bytes;
+  std::optional<std::uint64_t> shortfall_bytes;
+  // Seconds until `available_bytes` reaches 0 at the trend of the forecast window; absent
+  // without a clear falling trend (probes/analysis/forecast.hpp).
+  std::optional<double> exhaustion_seconds;
+  // While the scope stalls (level low or above): the members with a role, contributors first
+  // (highest contribution first), then victims (most stalled first). At most max_members.
+  std::vector<ScopeMember> members;
+};
+
+// A cgroup with a limit, judged as a scope of its own: its stall verdict (from its own PSI,
+// eBPF stall time, limit events, refaults and OOM kills) and the analysis above.
+struct CgroupScope {
+  std::string cgroup;
+  StallVerdict stall;
+  ScopeAnalysis analysis;
+};
+
+}  // namespace memdiag

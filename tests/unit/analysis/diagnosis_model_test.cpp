@@ -1,0 +1,240 @@
+// The diagnosis beyond the node's level (probes/analysis/diagnosis_model.hpp and its parts):
+// the hysteresis, the forecast's refusals, the ranking of contributors and victims, and a
+// memcg-only stall in hand-made snapshots (what cgroup v2 nodes and other kernels give, which
+// this machine's v1 hierarchy cannot), judged end to end: scope level, reasons, roles, relief,
+// the transition, and the fall back to none.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "probes/analysis/diagnosis_model.hpp"
+#include "probes/analysis/forecast.hpp"
+#include "probes/analysis/level_hold.hpp"
+#include "probes/analysis/pressure_roles.hpp"
+#include "tests/support/memcg_stall_scenario.hpp"
+
+namespace memdiag {
+namespace {
+
+using namespace std::chrono_literals;
+using test::at;
+using test::kMiB;
+using test::kStart;
+using test::Scenario;
+
+TEST(LevelHold, RisesAtOnceAndFallsOnlyAfterTheHold) {
+  analysis::LevelHold hold;
+  EXPECT_EQ(hold.update(at(0), VerdictLevel::kNone, 10s), VerdictLevel::kNone);
+  EXPECT_EQ(hold.update(at(1), VerdictLevel::kHigh, 10s), VerdictLevel::kHigh);
+  EXPECT_EQ(hold.update(at(2), VerdictLevel::kLow, 10s), VerdictLevel::kHigh);
+  EXPECT_EQ(hold.update(at(11), VerdictLevel::kNone, 10s), VerdictLevel::kHigh);  // 10 s after the high
+  EXPECT_EQ(hold.update(at(11.5), VerdictLevel::kNone, 10s), VerdictLevel::kLow);  // the low of 2 s is held
+  EXPECT_EQ(hold.update(at(12.5), VerdictLevel::kNone, 10s), VerdictLevel::kNone);
+  // A clock stepped back forgets what it held.
+  EXPECT_EQ(hold.update(at(20), VerdictLevel::kCritical, 10s), VerdictLevel::kCritical);
+  EXPECT_EQ(hold.update(at(5), VerdictLevel::kNone, 10s), VerdictLevel::kNone);
+}
+
+TEST(AvailableTrend, AStraightFallGivesTheTimeLeft) {
+  analysis::AvailableTrend trend;
+  analysis::ForecastSettings settings;  // 60 s window, fit 0.8, horizon 1 h
+  std::optional<double> seconds;
+  // 10 GiB falling by 50 MiB/s, one sample a second, with ±1 MiB of jitter.
+  for (int t = 0; t <= 40; ++t) {
+    const double available = 10240.0 * kMiB - 50.0 * kMiB * t + (t % 2 ? 1.0 : -1.0) * kMiB;
+    seconds = trend.add(at(t), available, 16384.0 * kMiB, settings);
+    if (t < 30) {
+      EXPECT_FALSE(seconds) << "at " << t << " s: less than half the window";
+    }
+  }
+  ASSERT_TRUE(seconds);
+  EXPECT_NEAR(*seconds, (10240.0 - 50 * 40) / 50, 2.0);
+}
+
+TEST(AvailableTrend, NoForecastFromNoiseARiseOrBeyondTheHorizon) {
+  analysis::ForecastSettings settings;
+  analysis::AvailableTrend noise, rise, slow;
+  for (int t = 0; t <= 60; ++t) {
+    // Noise of ±200 MiB around a flat 8 GiB: the fit explains nothing.
+    const double jitter = ((t * 7919) % 13 - 6) * 33.0 * kMiB;
+    EXPECT_FALSE(noise.add(at(t), 8192.0 * kMiB + jitter, 16384.0 * kMiB, settings)) << t;
+    EXPECT_FALSE(rise.add(at(t), 4096.0 * kMiB + 10.0 * kMiB * t, 16384.0 * kMiB, settings)) << t;
+    // 1 MiB/s off 8 GiB: 2.3 h away, beyond the 1 h horizon (and under the noise floor).
+    EXPECT_FALSE(slow.add(at(t), 8192.0 * kMiB - 1.0 * kMiB * t, 16384.0 * kMiB, settings)) << t;
+  }
+}
+
+analysis::MemberFigures member(std::string_view cgroup, std::uint64_t footprint_mib, double growth_mib_s,
+                               std::optional<double> stall = std::nullopt,
+                               std::optional<double> refaults = std::nullopt) {
+  analysis::MemberFigures m;
+  m.cgroup = cgroup;
+  m.footprint_bytes = footprint_mib * kMiB;
+  m.growth_bytes_per_second = growth_mib_s * kMiB;
+  m.relief_bytes = footprint_mib * kMiB;
+  m.stall_ratio = stall;
+  m.refault_ratio = refaults;
+  return m;
+}
+
+TEST(PressureRoles, TheGrowerAndTheHolderContributeTheStalledAreVictims) {
+  const analysis::RoleSettings roles;
+  const analysis::StallThresholds stall;
+  const std::vector<analysis::MemberFigures> members = {
+      member("/jobs/reader1", 20, 0, 0.30, 0.8),  // stalls and thrashes, holds little
+      member("/jobs/grower", 600, 40),            // grows fast
+      member("/jobs/idle", 10, 0, 0.01),          // neither
+      member("/jobs/holder", 300, 0, 0.20),       // holds much, stalls too: a contributor
+      member("/jobs/reader2", 20, 0, std::nullopt, 0.5),  // thrashes, no stall figure
+  };
+  const auto ranked = analysis::rank_members(members, VerdictLevel::kHigh, roles, stall);
+  ASSERT_EQ(ranked.size(), 4u);
+  EXPECT_EQ(ranked[0].cgroup, "/jobs/grower");
+  EXPECT_EQ(ranked[0].role, PressureRole::kContributor);
+  // grower: (600/950 + 40/40) / 2
+  EXPECT_NEAR(ranked[0].contribution_ratio, (600.0 / 950 + 1) / 2, 1e-9);
+  EXPECT_EQ(ranked[1].cgroup, "/jobs/holder");
+  EXPECT_EQ(ranked[1].role, PressureRole::kContributor);
+  EXPECT_EQ(ranked[2].cgroup, "/jobs/reader1");
+  EXPECT_EQ(ranked[2].role, PressureRole::kVictim);
+  EXPECT_EQ(ranked[3].cgroup, "/jobs/reader2");
+  EXPECT_EQ(ranked[3].role, PressureRole::kVictim);
+
+  // The ratios of all members add up to 1 (with every member counted a contributor).
+  double sum = 0;
+  analysis::RoleSettings everyone = roles;
+  everyone.contributor_min_ratio = 0;
+  for (const auto& m : analysis::rank_members(members, VerdictLevel::kHigh, everyone, stall)) sum += m.contribution_ratio;
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+
+  EXPECT_TRUE(analysis::rank_members(members, VerdictLevel::kNone, roles, stall).empty()) << "no roles while calm";
+  analysis::RoleSettings two = roles;
+  two.max_members = 1;
+  const auto capped = analysis::rank_members(members, VerdictLevel::kHigh, two, stall);
+  ASSERT_EQ(capped.size(), 2u);  // one contributor, one victim
+  EXPECT_EQ(capped[0].cgroup, "/jobs/grower");
+  EXPECT_EQ(capped[1].cgroup, "/jobs/reader1");
+}
+
+TEST(PressureRoles, SixEqualJobsAllContribute) {
+  // The training node's story: six jobs, each holding a sixth; none grows any more.
+  std::vector<analysis::MemberFigures> members;
+  const std::string names[] = {"/j1", "/j2", "/j3", "/j4", "/j5", "/j6"};
+  for (const auto& n : names) members.push_back(member(n, 3000, 0, 0.5));
+  const auto ranked = analysis::rank_members(members, VerdictLevel::kCritical, {}, {});
+  ASSERT_EQ(ranked.size(), 5u);  // max_members
+  for (const auto& m : ranked) {
+    EXPECT_EQ(m.role, PressureRole::kContributor);
+    EXPECT_NEAR(m.contribution_ratio, 1.0 / 6, 1e-9);
+  }
+}
+
+TEST(PressureRoles, ShortfallIsWhatIsMissingToTheHeadroom) {
+  analysis::RoleSettings roles;  // 10 %
+  EXPECT_EQ(analysis::shortfall_bytes(1000 * kMiB, 30 * kMiB, roles), 70 * kMiB);
+  EXPECT_EQ(analysis::shortfall_bytes(1000 * kMiB, 200 * kMiB, roles), 0u);
+}
+
+TEST(DiagnosisModel, AMemcgStallNamesItsScopeContributorAndVictims) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::vector<VerdictTransition> transitions;
+  std::map<int, std::shared_ptr<Snapshot>> kept;
+  for (int t = 0; t <= 60; ++t) {
+    auto s = Scenario::at_second(t);
+    for (auto& tr : model.assess(*s, ring)) transitions.push_back(tr);
+    kept[t] = s;
+    ring.push_back(s);
+  }
+  // At t=12 (2 s into the stall) the scope stalls: its own PSI 45 %, limit events, thrashing.
+  const Snapshot& during = *kept[12];
+  ASSERT_EQ(during.derived.cgroup_scopes.size(), 1u) << "only /jobs has a limit";
+  const CgroupScope& jobs = during.derived.cgroup_scopes[0];
+  EXPECT_EQ(jobs.cgroup, "/jobs");
+  EXPECT_EQ(jobs.stall.level, VerdictLevel::kHigh);  // some 0.45 >= 0.30
+  std::vector<std::string_view> codes;
+  for (const auto& r : jobs.stall.reasons) codes.push_back(r.code);
+  EXPECT_NE(std::find(codes.begin(), codes.end(), stall_reason::kStallTime), codes.end());
+  EXPECT_NE(std::find(codes.begin(), codes.end(), stall_reason::kMemcgLimit), codes.end());
+  ASSERT_TRUE(jobs.stall.figures.limit_events_per_second);
+  EXPECT_NEAR(*jobs.stall.figures.limit_events_per_second, 500, 1e-6);
+
+  // Mid-stall, with the growth EMA warmed up: the grower first, the readers victims.
+  const CgroupScope& mid = kept[20]->derived.cgroup_scopes[0];
+  ASSERT_GE(mid.analysis.members.size(), 3u);
+  EXPECT_EQ(mid.analysis.members[0].cgroup, "/jobs/grower");
+  EXPECT_EQ(mid.analysis.members[0].role, PressureRole::kContributor);
+  EXPECT_GT(mid.analysis.members[0].growth_bytes_per_second, 10.0 * kMiB);
+  EXPECT_EQ(mid.analysis.members[1].cgroup, "/jobs/reader1");
+  EXPECT_EQ(mid.analysis.members[1].role, PressureRole::kVictim);
+  EXPECT_EQ(mid.analysis.members[2].cgroup, "/jobs/reader2");
+  EXPECT_EQ(mid.analysis.members[2].role, PressureRole::kVictim);
+  // /jobs at t=20: working set = 520 anon + 310 file - 155 inactive = 675 MiB of 1024; available
+  // 349 MiB, above the 10 % headroom: no shortfall. Relief of the grower = its 500 MiB anon.
+  ASSERT_TRUE(mid.analysis.available_bytes);
+  EXPECT_EQ(*mid.analysis.available_bytes, (1024 - 675) * kMiB);
+  EXPECT_EQ(*mid.analysis.shortfall_bytes, 0u);
+  EXPECT_EQ(mid.analysis.members[0].relief_bytes, 500 * kMiB);
+  // The available memory fell 40 MiB/s for 10 s: not yet half the forecast window; at t=30 it is.
+  EXPECT_FALSE(mid.analysis.exhaustion_seconds);
+
+  // The node stays calm, so it names nobody.
+  EXPECT_EQ(kept[20]->derived.stall->level, VerdictLevel::kNone);
+  EXPECT_TRUE(kept[20]->derived.node_scope->members.empty());
+
+  // Rises at once (medium at t=11, with one second of the stall in its 2 s window; high at
+  // t=12), falls back to none once: the refaults of the 10 s thrashing window last to t=39, the
+  // hold 10 s more, within the 30 s the issue allows.
+  std::vector<std::pair<int, VerdictLevel>> jobs_changes;
+  for (const auto& tr : transitions) {
+    if (tr.scope == "/jobs") jobs_changes.emplace_back(static_cast<int>((tr.at - kStart) / 1s), tr.to);
+  }
+  const std::vector<std::pair<int, VerdictLevel>> expected = {
+      {11, VerdictLevel::kMedium}, {12, VerdictLevel::kHigh}, {41, VerdictLevel::kMedium}, {50, VerdictLevel::kNone}};
+  EXPECT_EQ(jobs_changes, expected);
+  EXPECT_EQ(kept[50]->derived.cgroup_scopes[0].stall.level, VerdictLevel::kNone);
+  // The timeline kept them, shared by the snapshots after.
+  ASSERT_TRUE(kept[60]->derived.timeline);
+  EXPECT_EQ(kept[60]->derived.timeline->size(), transitions.size());
+}
+
+TEST(DiagnosisModel, TheRiseIsLoggedWithItsTopContributor) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::string evidence;
+  for (int t = 0; t <= 25; ++t) {
+    auto s = Scenario::at_second(t);
+    for (auto& tr : model.assess(*s, ring)) {
+      if (tr.scope == "/jobs" && tr.to == VerdictLevel::kHigh) evidence = tr.evidence;
+    }
+    ring.push_back(s);
+  }
+  EXPECT_NE(evidence.find("stall_time=0.45(>=0.3,high)"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("signals=cgroup,psi"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("victims=/jobs/reader1"), std::string::npos) << evidence;
+}
+
+TEST(DiagnosisModel, NodeMemoryFallingSteadilyIsForecast) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::optional<double> forecast;
+  for (int t = 0; t <= 40; ++t) {
+    auto s = std::make_shared<Snapshot>();
+    s->taken_at = at(t);
+    SystemMemory m;
+    m.physical_total_bytes = 16384 * kMiB;
+    m.physical_available_bytes = (8000 - 100 * t) * kMiB;
+    s->system_memory = m;
+    model.assess(*s, ring);
+    forecast = s->derived.node_scope->exhaustion_seconds;
+    ring.push_back(s);
+  }
+  ASSERT_TRUE(forecast);
+  EXPECT_NEAR(*forecast, 40.0, 0.5);  // 4000 MiB left at 100 MiB/s
+}
+
+}  // namespace
+}  // namespace memdiag

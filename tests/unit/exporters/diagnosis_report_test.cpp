@@ -1,0 +1,160 @@
+// The diagnosis report (exporters/report) and its series (exporters/prometheus/
+// pressure_metrics): the JSON writer's escaping, the report of a memcg stall in JSON and in 80
+// columns of text, the next steps it gives, and the per-cgroup series of the verdict.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <sstream>
+
+#include "daemon/diagnose_command.hpp"
+#include "daemon/http/diagnosis_query.hpp"
+#include "exporters/prometheus/snapshot_collector.hpp"
+#include "exporters/report/diagnosis_report.hpp"
+#include "exporters/report/json_writer.hpp"
+#include "probes/analysis/diagnosis_model.hpp"
+#include "tests/support/memcg_stall_scenario.hpp"
+
+namespace memdiag {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(JsonWriter, NestsEscapesAndSpellsWhatJsonCannot) {
+  std::string out;
+  report::JsonWriter w(out);
+  w.begin_object();
+  w.field("s", std::string_view("a\"b\\c\n\x01\xff"));
+  w.field("n", 0.25);
+  w.field("nan", std::numeric_limits<double>::quiet_NaN());
+  w.field("big", std::uint64_t{18446744073709551615ull});
+  w.field("absent", std::optional<double>{});
+  w.key("list");
+  w.begin_array();
+  w.integer(1);
+  w.begin_object();
+  w.end_object();
+  w.boolean(false);
+  w.end_array();
+  w.end_object();
+  EXPECT_EQ(out, R"({"s":"a\"b\\c\n\u0001?","n":0.25,"nan":null,"big":18446744073709551615,"list":[1,{},false]})");
+}
+
+// The scenario's snapshot at `second`, judged by the model over the ones before.
+std::shared_ptr<Snapshot> judged(int second) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::shared_ptr<Snapshot> s;
+  for (int t = 0; t <= second; ++t) {
+    s = test::Scenario::at_second(t);
+    model.assess(*s, ring);
+    ring.push_back(s);
+  }
+  return s;
+}
+
+TEST(DiagnosisReport, JsonNamesTheScopeItsContributorAndVictims) {
+  const auto s = judged(20);
+  const std::string json = report::render_diagnosis_json(*s, {});
+  EXPECT_EQ(json.rfind(R"({"schema":"memdiag.diagnosis/v1","origin":"daemon","sequence":21,)", 0), 0u) << json;
+  const std::size_t scope = json.find(R"("cgroups":[{"cgroup":"/jobs","level":{"name":"high","value":3})");
+  ASSERT_NE(scope, std::string::npos) << json;
+  const std::size_t contributors = json.find(R"("contributors":[{"cgroup":"/jobs/grower","contribution_ratio":)", scope);
+  const std::size_t victims = json.find(R"("victims":[{"cgroup":"/jobs/reader1")", scope);
+  EXPECT_NE(contributors, std::string::npos) << json;
+  EXPECT_NE(victims, std::string::npos) << json;
+  EXPECT_LT(contributors, victims);
+  EXPECT_NE(json.find(R"("relief_bytes":524288000,"relief_covers_shortfall":true)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("scope":"/jobs","from":"medium","to":"high","evidence":"stall_time=0.45(>=0.3,high))"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("next_steps":["Stop or limit /jobs/grower)"), std::string::npos) << json;
+  EXPECT_EQ(json.back(), '\n');
+}
+
+TEST(DiagnosisReport, SinceLeavesOlderTransitionsOut) {
+  const auto s = judged(20);  // transitions at t=11 and t=12
+  const std::string all = report::render_diagnosis_json(*s, {});
+  const std::string recent = report::render_diagnosis_json(*s, {.since = 8500ms});
+  EXPECT_NE(all.find(R"("from":"none","to":"medium")"), std::string::npos);
+  EXPECT_EQ(recent.find(R"("from":"none","to":"medium")"), std::string::npos) << recent;
+  EXPECT_NE(recent.find(R"("from":"medium","to":"high")"), std::string::npos) << recent;
+}
+
+TEST(DiagnosisReport, TextFitsEightyColumnsAndSaysWhatToDo) {
+  const auto s = judged(20);
+  report::ReportOptions local;
+  local.origin = "local";
+  const std::string text = report::render_diagnosis_text(*s, local);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 80u) << line;
+  for (const char* expected :
+       {"NODE STALL: NONE", "CGROUP STALL: HIGH /jobs", "/jobs/grower", "/jobs/reader1", "contributors", "victims",
+        "available 349MiB, shortfall 0B", "TIMELINE (2 transitions)", "NEXT STEPS", "  - Stop or limit /jobs/grower",
+        "Raise the memory limit of /jobs", "(local)"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+}
+
+TEST(DiagnosisReport, CalmNodeHasNoStepsAndNoRoles) {
+  const auto s = judged(5);
+  const std::string text = report::render_diagnosis_text(*s, {});
+  EXPECT_NE(text.find("NODE STALL: NONE"), std::string::npos) << text;
+  EXPECT_NE(text.find("(1 cgroups with a limit judged; none stalling)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("NEXT STEPS"), std::string::npos) << text;
+  EXPECT_NE(report::render_diagnosis_json(*s, {}).find(R"("cgroups":[],"cgroup_scopes_judged":1)"), std::string::npos);
+}
+
+TEST(PressureMetrics, TheScopesLevelAndItsMembersRoles) {
+  SnapshotStore store(1);
+  store.publish(judged(20));
+  prom::SnapshotCollector collector(store, prom::BuildInfo{"1", "r", "c"});
+  std::string body;
+  collector.render_text(body);
+  for (const char* expected : {
+           "memdiag_cgroup_stall_level{cgroup=\"/jobs\"} 3\n",
+           "memdiag_cgroup_available_bytes{cgroup=\"/jobs\"} 365953024\n",
+           "memdiag_cgroup_shortfall_bytes{cgroup=\"/jobs\"} 0\n",
+           "memdiag_cgroup_pressure_role{cgroup=\"/jobs/grower\",role=\"contributor\",scope=\"/jobs\"} 1\n",
+           "memdiag_cgroup_pressure_role{cgroup=\"/jobs/reader1\",role=\"victim\",scope=\"/jobs\"} 1\n",
+           "memdiag_cgroup_relief_bytes{cgroup=\"/jobs/grower\"} 524288000\n",
+           "memdiag_shortfall_bytes 0\n",
+       }) {
+    EXPECT_NE(body.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(body.find("memdiag_cgroup_pressure_role{cgroup=\"/jobs/grower\",role=\"victim\""), std::string::npos);
+  EXPECT_EQ(body.find("memdiag_forecast_exhaustion_seconds"), std::string::npos) << "no trend yet";
+}
+
+TEST(DiagnosisQuery, FormatAndSinceOrARefusal) {
+  auto q = http::parse_diagnosis_query("format=text&since=5m");
+  ASSERT_TRUE(q);
+  EXPECT_TRUE(q->text);
+  EXPECT_EQ(q->since, std::chrono::milliseconds(300000));
+  ASSERT_TRUE(http::parse_diagnosis_query(""));
+  EXPECT_FALSE(http::parse_diagnosis_query("")->text);
+  EXPECT_FALSE(http::parse_diagnosis_query("format=xml"));
+  EXPECT_FALSE(http::parse_diagnosis_query("since=soon"));
+  EXPECT_FALSE(http::parse_diagnosis_query("sinse=5m"));
+}
+
+TEST(DiagnoseCommand, ArgumentsAndTheDaemonsAddress) {
+  auto o = parse_diagnose_args({"--format", "json", "--since=10m", "--duration", "3s", "--timeout", "500ms"});
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->json);
+  EXPECT_EQ(o->since, std::chrono::milliseconds(600000));
+  EXPECT_EQ(o->duration, std::chrono::milliseconds(3000));
+  EXPECT_EQ(o->timeout, std::chrono::milliseconds(500));
+  EXPECT_FALSE(parse_diagnose_args({"--format", "yaml"}));
+  EXPECT_FALSE(parse_diagnose_args({"--duration", "0s"}));
+  EXPECT_FALSE(parse_diagnose_args({"--since"}));
+  const auto unknown = parse_diagnose_args({"--formt", "json"});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("did you mean '--format'"), std::string::npos);
+  EXPECT_EQ(diagnosis_url_for("0.0.0.0:9842"), "http://127.0.0.1:9842/api/v1/diagnosis");
+  EXPECT_EQ(diagnosis_url_for("[::]:9842"), "http://[::1]:9842/api/v1/diagnosis");
+  EXPECT_EQ(diagnosis_url_for("10.1.2.3:80"), "http://10.1.2.3:80/api/v1/diagnosis");
+}
+
+}  // namespace
+}  // namespace memdiag
