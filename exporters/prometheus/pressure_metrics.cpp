@@ -44,8 +44,11 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
   std::unordered_map<std::string_view, const CgroupSample*> by_path;
   by_path.reserve(snapshot.cgroups->cgroups.size());
   for (const CgroupSample& c : snapshot.cgroups->cgroups) by_path.emplace(c.path, &c);
-  const auto each_scope = [&](const char* name, const char* help, auto value) {
-    bool started = false;
+  // `always`: the family is announced (HELP and TYPE) even without a cgroup with a limit, so a
+  // rule or panel on it meets a known, empty family rather than an unknown name.
+  const auto each_scope = [&](const char* name, const char* help, auto value, bool always = false) {
+    bool started = always;
+    if (always) sink.family(name, help, MetricType::Gauge);
     for (const CgroupScope& scope : d.cgroup_scopes) {
       const auto it = by_path.find(scope.cgroup);
       const std::optional<double> v = value(scope);
@@ -58,7 +61,7 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
   each_scope("memdiag_cgroup_stall_level",
              "Is the cgroup (one with a memory limit) stalling on memory: 0 none .. 4 critical, judged like "
              "memdiag_stall_level from its own PSI, eBPF stall time, limit events, refaults and OOM kills.",
-             [](const CgroupScope& s) -> std::optional<double> { return static_cast<double>(s.stall.level); });
+             [](const CgroupScope& s) -> std::optional<double> { return static_cast<double>(s.stall.level); }, true);
   each_scope("memdiag_cgroup_available_bytes",
              "What the cgroup can still charge: its limit (the lower of the hard limit and memory.high) less its "
              "working set (usage less inactive file cache, as the kubelet counts it).",

@@ -7,10 +7,20 @@
 //   Verdict/overcommit    derive_figures (the overcommit verdict and the cgroup limit figure)
 //   Ring/recent           SnapshotStore::recent() of a full 300-snapshot ring, which the sampler
 //                         hands the stall model every sample
+//   Diagnosis/500_cgroups the whole per-sample diagnosis (DiagnosisModel::assess: the node's
+//                         verdicts, 50 limited pods judged as scopes, contributors and victims
+//                         among their 450 containers, the forecasts) on the same ring, whose
+//                         last 15 snapshots carry the 500 cgroups (the model's windows reach
+//                         10 s back; older snapshots it never reads for cgroups)
+//   Report/json           the diagnosis report (/api/v1/diagnosis) of that snapshot, as JSON
+//   Scrape/diagnosis_on   the /metrics text of that snapshot, and
+//   Scrape/diagnosis_off  of the same snapshot without its derived figures: the ratio is what
+//                         the diagnosis adds to a scrape (target: within 1.1x)
 //
 // The ring is 300 real snapshots of this machine's /proc, taken back to back and stamped one
-// second apart. Process CPU time per iteration; a summary prints the ratios. (The per-cgroup
-// scopes of issue 14 are not built yet: 500 cgroups are for when they are.)
+// second apart; the cgroups are made up (this machine has no 500 cgroups), shaped like a
+// Kubernetes node's: every pod's PSI and limit events move, a third of the pods stall, one
+// container in each grows. Process CPU time per iteration; a summary prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -20,7 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "exporters/prometheus/snapshot_collector.hpp"
+#include "exporters/report/diagnosis_report.hpp"
 #include "probes/analysis/derive_figures.hpp"
+#include "probes/analysis/diagnosis_model.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/catalog/source_catalog.hpp"
 #include "probes/core/snapshot_store.hpp"
@@ -34,6 +47,59 @@ using memdiag::SnapshotPtr;
 using memdiag::Source;
 
 constexpr std::size_t kRing = 300;
+constexpr std::size_t kPods = 50, kContainersPerPod = 9;  // 500 cgroups
+constexpr std::size_t kCgroupSnapshots = 15;
+constexpr std::uint64_t kMiB = 1 << 20;
+
+// The made-up pods and containers as sampled `second` seconds into the ring.
+memdiag::CgroupSection cgroups_at(std::size_t second) {
+  memdiag::CgroupSection section;
+  section.mode = "v2";
+  auto cgroup = [&](std::string path, bool leaf, std::uint64_t anon, std::uint64_t file, std::uint64_t psi_us) {
+    memdiag::CgroupSample c;
+    c.path = std::move(path);
+    c.leaf = leaf;
+    c.usage_bytes = anon + file;
+    // Every memory.stat key the cgroup source exports on cgroup v2, as a real pod has them.
+    c.stat = {{"anon", anon, false}, {"file", file, false}, {"inactive_file", file / 2, false}, {"shmem", 0, false},
+              {"workingset_refault_file", second * 1000, true}, {"pgscan", second * 5000, true}};
+    for (std::string_view k : {"kernel", "kernel_stack", "pagetables", "sock", "file_mapped", "file_dirty",
+                               "file_writeback", "slab_reclaimable", "slab_unreclaimable"}) {
+      c.stat.push_back({k, 1234567, false});
+    }
+    for (std::string_view k : {"workingset_refault_anon", "workingset_activate_anon", "workingset_activate_file",
+                               "workingset_restore_anon", "workingset_restore_file", "pgsteal", "pgscan_direct",
+                               "pgsteal_direct", "pgscan_kswapd", "pgsteal_kswapd", "pgfault", "pgmajfault"}) {
+      c.stat.push_back({k, second * 777, true});
+    }
+    c.pressure = memdiag::PsiResource{};
+    c.pressure->some.total_us = psi_us;
+    c.pressure->full = memdiag::PsiLine{};
+    c.pressure->full->total_us = psi_us / 4;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kHigh)] = 0;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kMax)] = second * 10;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kOomKill)] = 0;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kLow)] = 0;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kOom)] = 0;
+    c.events[static_cast<std::size_t>(memdiag::CgroupEvent::kOomGroupKill)] = 0;
+    return c;
+  };
+  for (std::size_t p = 0; p < kPods; ++p) {
+    const bool stalling = p % 3 == 0;
+    const std::uint64_t psi = stalling ? second * 400'000 : second * 1'000;  // 40 % or 0.1 %
+    const std::string pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + std::to_string(p) + ".slice";
+    memdiag::CgroupSample pod_sample = cgroup(pod, false, 900 * kMiB + second * kMiB, 600 * kMiB, psi);
+    pod_sample.limited = true;
+    pod_sample.limit_bytes = 2048 * kMiB;
+    section.cgroups.push_back(std::move(pod_sample));
+    for (std::size_t c = 0; c < kContainersPerPod; ++c) {
+      const std::uint64_t growth = c == 0 ? second * kMiB : 0;
+      section.cgroups.push_back(cgroup(pod + "/cri-containerd-" + std::to_string(c) + ".scope", true,
+                                       100 * kMiB + growth, 60 * kMiB, stalling ? psi / 2 : 0));
+    }
+  }
+  return section;
+}
 
 std::vector<std::unique_ptr<Source>> node_sources() {
   std::vector<std::unique_ptr<Source>> sources;
@@ -65,6 +131,7 @@ const Ring& ring() {
     for (std::size_t i = 0; i <= kRing; ++i) {
       auto snap = sample(sources);
       snap->taken_at = start + std::chrono::seconds(i);
+      if (i + kCgroupSnapshots > kRing) snap->cgroups = cgroups_at(i);
       if (i == kRing) {
         r.current = snap;
       } else {
@@ -106,6 +173,56 @@ void BM_OvercommitVerdict(benchmark::State& state) {
   }
 }
 
+void BM_Diagnosis(benchmark::State& state) {
+  const Ring& r = ring();
+  memdiag::analysis::DiagnosisModel model;
+  Snapshot current = *r.current;
+  for (auto _ : state) {
+    current.taken_at += std::chrono::milliseconds(10);  // within the windows' reach of the ring
+    auto transitions = model.assess(current, r.before);
+    benchmark::DoNotOptimize(transitions);
+  }
+  state.counters["cgroup_scopes"] = static_cast<double>(current.derived.cgroup_scopes.size());
+  std::size_t named = 0;
+  for (const auto& scope : current.derived.cgroup_scopes) named += scope.analysis.members.size();
+  state.counters["members_named"] = static_cast<double>(named);
+}
+
+// The ring's current snapshot as the daemon publishes it: judged by the model.
+const std::shared_ptr<const Snapshot>& judged() {
+  static const std::shared_ptr<const Snapshot> built = [] {
+    const Ring& r = ring();
+    memdiag::analysis::DiagnosisModel model;
+    auto current = std::make_shared<Snapshot>(*r.current);
+    model.assess(*current, r.before);
+    return std::shared_ptr<const Snapshot>(current);
+  }();
+  return built;
+}
+
+void BM_ReportJson(benchmark::State& state) {
+  const Snapshot& snap = *judged();
+  for (auto _ : state) {
+    auto json = memdiag::report::render_diagnosis_json(snap, {});
+    benchmark::DoNotOptimize(json);
+  }
+}
+
+void BM_Scrape(benchmark::State& state, bool diagnosis) {
+  auto snap = std::make_shared<Snapshot>(*judged());
+  if (!diagnosis) snap->derived = {};
+  memdiag::SnapshotStore store(1);
+  store.publish(snap);
+  memdiag::prom::SnapshotCollector collector(store, memdiag::prom::BuildInfo{"bench", "bench", "bench"});
+  std::string body;
+  for (auto _ : state) {
+    body.clear();
+    collector.render_text(body);
+    benchmark::DoNotOptimize(body);
+  }
+  state.counters["bytes"] = static_cast<double>(body.size());
+}
+
 void BM_RingRecent(benchmark::State& state) {
   memdiag::SnapshotStore store(kRing);
   for (const SnapshotPtr& s : ring().before) store.publish(s);
@@ -125,6 +242,13 @@ int main(int argc, char** argv) {
   cpu(benchmark::RegisterBenchmark("Verdict/stall", BM_StallVerdict));
   cpu(benchmark::RegisterBenchmark("Verdict/overcommit", BM_OvercommitVerdict));
   cpu(benchmark::RegisterBenchmark("Ring/recent", BM_RingRecent));
+  cpu(benchmark::RegisterBenchmark("Diagnosis/500_cgroups", BM_Diagnosis));
+  cpu(benchmark::RegisterBenchmark("Report/json", BM_ReportJson));
+  // Interleaved on and off, twice, so a noisy moment hits both alike.
+  for (int round = 0; round < 2; ++round) {
+    cpu(benchmark::RegisterBenchmark("Scrape/diagnosis_off", BM_Scrape, false));
+    cpu(benchmark::RegisterBenchmark("Scrape/diagnosis_on", BM_Scrape, true));
+  }
   memdiag::bench::RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const double sample_us = reporter.cpu_us("Sample/node_sources");
@@ -132,7 +256,12 @@ int main(int argc, char** argv) {
       reporter.cpu_us("Verdict/stall") + reporter.cpu_us("Verdict/overcommit") + reporter.cpu_us("Ring/recent");
   std::cout << "\nverdicts per sample (stall + overcommit + ring copy): " << verdicts_us << " us CPU (target < 1000 us)"
             << "\n  against a sample of the node sources: " << sample_us << " us, ratio " << verdicts_us / sample_us
-            << "\n";
+            << "\ndiagnosis with 500 cgroups (50 scopes) per sample: " << reporter.cpu_us("Diagnosis/500_cgroups")
+            << " us CPU (target < 1000 us)"
+            << "\ndiagnosis report as JSON: " << reporter.cpu_us("Report/json") << " us CPU (target < 5000 us)"
+            << "\nscrape with the diagnosis / without: " << reporter.cpu_us("Scrape/diagnosis_on") << " / "
+            << reporter.cpu_us("Scrape/diagnosis_off") << " us, ratio "
+            << reporter.cpu_us("Scrape/diagnosis_on") / reporter.cpu_us("Scrape/diagnosis_off") << " (target <= 1.1)\n";
   benchmark::Shutdown();
   return 0;
 }

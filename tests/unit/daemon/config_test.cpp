@@ -77,6 +77,26 @@ TEST(Config, TheShippedExampleStatesTheVerdictDefaults) {
   analysis::OvercommitThresholds expected;
   expected.cgroup_limit_overcommit = {1, 2, 1e300, 1e300};
   EXPECT_EQ(config->diagnosis.overcommit, expected);
+  EXPECT_EQ(config->diagnosis.roles, analysis::RoleSettings{});
+  EXPECT_EQ(config->diagnosis.forecast, analysis::ForecastSettings{});
+}
+
+TEST(Config, DiagnosisRolesAndForecast) {
+  auto config = parse_config(
+      "diagnosis:\n"
+      "  roles: {contributor_min_ratio: 0.25, headroom_ratio: 0.05, growth_half_life: 30s, max_members: 3}\n"
+      "  forecast: {window: 2m, min_fit: 0.9, horizon: 10m}\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto& roles = config->diagnosis.roles;
+  EXPECT_DOUBLE_EQ(roles.contributor_min_ratio, 0.25);
+  EXPECT_DOUBLE_EQ(roles.headroom_ratio, 0.05);
+  EXPECT_EQ(roles.growth_half_life, std::chrono::milliseconds(30000));
+  EXPECT_EQ(roles.max_members, 3u);
+  const auto& forecast = config->diagnosis.forecast;
+  EXPECT_EQ(forecast.window, std::chrono::milliseconds(120000));
+  EXPECT_DOUBLE_EQ(forecast.min_fit, 0.9);
+  EXPECT_EQ(forecast.horizon, std::chrono::milliseconds(600000));
 }
 
 TEST(Config, DiagnosisThresholds) {
