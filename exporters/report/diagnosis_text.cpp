@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cctype>
+#include <cstdarg>
 #include <cstdio>
 
 #include "exporters/report/diagnosis_report.hpp"
@@ -14,9 +15,13 @@ namespace {
 using analysis::human_bytes;
 constexpr std::size_t kWidth = 80;
 
-void line(std::string& out, const char* format, auto... args) {
+// One line of the report, printf-style (checked by the compiler), without trailing blanks.
+__attribute__((format(printf, 2, 3))) void line(std::string& out, const char* format, ...) {
   char buffer[512];
-  const int n = std::snprintf(buffer, sizeof buffer, format, args...);
+  va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
   if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
   while (!out.empty() && out.back() == ' ') out.pop_back();  // padded columns leave no trailing blanks
   out += '\n';
@@ -29,25 +34,38 @@ std::string level_name(VerdictLevel l) {
 }
 
 // `text` folded at word boundaries to the report's width, every line indented by `indent`
-// (the first by `first` instead, when given).
+// (the first starting with `first` instead, when given). A word longer than a whole line (a
+// list of cgroups without spaces) is cut where the line ends.
 void wrapped(std::string& out, std::string_view text, std::string_view indent, std::string_view first = {}) {
   std::string current(first.empty() ? indent : first);
-  bool line_empty = true;  // no word on the current line yet
+  bool line_empty = first.empty();  // nothing but the indent on the current line yet
+  const auto flush = [&] {
+    while (!current.empty() && current.back() == ' ') current.pop_back();
+    out += current + '\n';
+    current = std::string(indent);
+    line_empty = true;
+  };
   while (!text.empty()) {
     const std::size_t space = text.find(' ');
-    const std::string_view word = text.substr(0, space);
+    std::string_view word = text.substr(0, space);
     text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
     if (word.empty()) continue;
-    if (!line_empty && current.size() + 1 + word.size() > kWidth) {
-      out += current + '\n';
-      current = std::string(indent);
-      line_empty = true;
+    const std::size_t gap = line_empty || current.back() == ' ' ? 0 : 1;
+    if (!line_empty && current.size() + gap + word.size() > kWidth) flush();
+    if (!line_empty && current.back() != ' ') current += ' ';
+    while (current.size() + word.size() > kWidth) {
+      if (current.size() < kWidth) {
+        const std::size_t room = kWidth - current.size();
+        current += word.substr(0, room);
+        word.remove_prefix(room);
+      }
+      flush();
     }
-    if (!line_empty) current += ' ';
+    if (word.empty()) continue;
     current += word;
     line_empty = false;
   }
-  out += current + '\n';
+  if (!line_empty) flush();
 }
 
 // A cgroup path shortened from the left to fit `width`, keeping its most specific end.

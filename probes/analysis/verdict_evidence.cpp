@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <iterator>
 
@@ -9,9 +10,12 @@ namespace memdiag::analysis {
 
 namespace {
 
-void append(std::string& out, const char* format, auto... args) {
+__attribute__((format(printf, 2, 3))) void append(std::string& out, const char* format, ...) {
   char buffer[256];
-  const int n = std::snprintf(buffer, sizeof buffer, format, args...);
+  va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
   if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
 }
 

@@ -96,6 +96,33 @@ TEST(DiagnosisReport, TextFitsEightyColumnsAndSaysWhatToDo) {
   }
 }
 
+TEST(DiagnosisReport, LongEvidenceIsFoldedAndCutToEightyColumnsLosingNothing) {
+  Snapshot s;
+  s.taken_at = test::at(100);
+  const std::string list = "contributors=" + std::string(120, 'a') + ",/b:0.17:relief=112MiB";
+  const std::string evidence = "stall_time=0.0507(>=0.05,medium) signals=cgroup,psi,ebpf window=2.0s " + list;
+  auto timeline = std::make_shared<std::vector<VerdictTransition>>();
+  timeline->push_back({test::at(99), "/a-cgroup-path-long-enough-to-push-the-first-word", VerdictLevel::kNone,
+                       VerdictLevel::kMedium, evidence});
+  s.derived.timeline = timeline;
+  const std::string text = report::render_diagnosis_text(s, {});
+  std::istringstream lines(text);
+  std::string line, joined;
+  bool in_timeline = false;
+  while (std::getline(lines, line)) {
+    EXPECT_LE(line.size(), 80u) << line;
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "[" << line << "]";
+    if (line.rfind("TIMELINE", 0) == 0) in_timeline = true;
+    if (in_timeline && line.rfind("      ", 0) == 0) joined += line.substr(6) + "|";
+  }
+  // The evidence came after the head, on lines of its own, with the long list cut, not lost.
+  std::string unfolded;
+  for (char c : joined) {
+    if (c != '|') unfolded += c;
+  }
+  EXPECT_NE(unfolded.find(std::string(120, 'a') + ",/b:0.17:relief=112MiB"), std::string::npos) << text;
+}
+
 TEST(DiagnosisReport, CalmNodeHasNoStepsAndNoRoles) {
   const auto s = judged(5);
   const std::string text = report::render_diagnosis_text(*s, {});
