@@ -118,8 +118,13 @@ class ProcessSourceTest(unittest.TestCase):
                                            expected / max_map_count, places=6)
                     self.assertGreaterEqual(s[("memdiag_processes_above_map_areas_threshold", "")], 1)
                     self.assertGreaterEqual(s[("memdiag_map_areas_ratio_max", "")], expected / max_map_count)
+                    # The helper touched 1000 pages. The kernel keeps a task's RSS in a percpu
+                    # counter: the task iterator reads its shared count, which lags what is still
+                    # in each CPU's delta by up to the batch (32 pages here) per CPU; /proc/PID/status
+                    # sums the CPUs. (Seen: 992 pages through bpf_iter, about once in five runs.)
+                    lag = 32 * os.cpu_count() if scanner == "bpf_iter" else 0
                     self.assertGreaterEqual(s[("memdiag_process_resident_bytes", labels[:-1] + ',type="anon"}')],
-                                            1000 * 4096)
+                                            (1000 - lag) * 4096)
                     self.assertEqual(s[("memdiag_process_info", labels[:-1] + ',cgroup="%s"}' % self.cgroup.path)], 1)
                     # The cgroup view of the processes: the helper is all there is in its cgroup.
                     cg = '{cgroup="%s"}' % self.cgroup.path
