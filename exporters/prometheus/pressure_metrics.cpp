@@ -1,5 +1,6 @@
 #include "exporters/prometheus/pressure_metrics.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,7 @@ using prometheus::MetricType;
 struct ExportedRole {
   const ScopeMember* member = nullptr;
   std::string_view scope;  // "node" or the scope cgroup's path
+  int depth = -1;          // of the scope: -1 the node, else the slashes in its path
 };
 
 }  // namespace
@@ -80,22 +82,24 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
              "absent without a clear falling trend.",
              [](const CgroupScope& s) { return s.analysis.exhaustion_seconds; });
 
-  // Roles: the innermost stalling scope wins; cgroup scopes are in path order after their parents
-  // (the section's order puts parents first), so a later scope overrides an earlier one.
+  // Roles: the innermost stalling scope a cgroup is a member of wins (a cgroup scope is inside
+  // the node, and a deeper cgroup scope inside a shallower one), whatever order they come in.
   std::unordered_map<std::string_view, ExportedRole> roles;
   std::vector<std::string_view> order;
-  const auto take = [&](const ScopeAnalysis& scope, std::string_view scope_name) {
+  const auto take = [&](const ScopeAnalysis& scope, std::string_view scope_name, int depth) {
     for (const ScopeMember& m : scope.members) {
-      auto [it, fresh] = roles.try_emplace(m.cgroup, ExportedRole{&m, scope_name});
+      auto [it, fresh] = roles.try_emplace(m.cgroup, ExportedRole{&m, scope_name, depth});
       if (fresh) {
         order.push_back(m.cgroup);
-      } else {
-        it->second = ExportedRole{&m, scope_name};
+      } else if (depth > it->second.depth) {
+        it->second = ExportedRole{&m, scope_name, depth};
       }
     }
   };
-  if (d.node_scope) take(*d.node_scope, "node");
-  for (const CgroupScope& scope : d.cgroup_scopes) take(scope.analysis, scope.cgroup);
+  if (d.node_scope) take(*d.node_scope, "node", -1);
+  for (const CgroupScope& scope : d.cgroup_scopes) {
+    take(scope.analysis, scope.cgroup, static_cast<int>(std::count(scope.cgroup.begin(), scope.cgroup.end(), '/')));
+  }
   if (order.empty()) return;
   const auto each_member = [&](const char* name, const char* help, auto emit) {
     sink.family(name, help, MetricType::Gauge);

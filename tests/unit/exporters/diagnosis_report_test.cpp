@@ -153,6 +153,46 @@ TEST(PressureMetrics, TheScopesLevelAndItsMembersRoles) {
   EXPECT_EQ(body.find("memdiag_forecast_exhaustion_seconds"), std::string::npos) << "no trend yet";
 }
 
+TEST(PressureMetrics, ACgroupsRoleComesFromTheInnermostStallingScope) {
+  // /a/b/c is a member of the node (a leaf), of /a/b and (were it listed there) of /a; the
+  // scopes come in the section's order, here the deepest first.
+  auto snap = std::make_shared<Snapshot>();
+  snap->sequence = 1;
+  CgroupSection section;
+  for (const char* path : {"/a/b", "/a", "/a/b/c"}) {
+    CgroupSample c;
+    c.path = path;
+    section.cgroups.push_back(c);
+  }
+  snap->cgroups = section;
+  auto scope = [](const char* path, const char* member, PressureRole role) {
+    CgroupScope s;
+    s.cgroup = path;
+    s.stall.level = VerdictLevel::kMedium;
+    ScopeMember m;
+    m.cgroup = member;
+    m.role = role;
+    s.analysis.members.push_back(m);
+    return s;
+  };
+  snap->derived.cgroup_scopes = {scope("/a/b", "/a/b/c", PressureRole::kVictim),
+                                 scope("/a", "/a/b/c", PressureRole::kContributor)};
+  snap->derived.node_scope = ScopeAnalysis{};
+  ScopeMember at_node;
+  at_node.cgroup = "/a/b/c";
+  at_node.role = PressureRole::kContributor;
+  snap->derived.node_scope->members.push_back(at_node);
+  SnapshotStore store(1);
+  store.publish(snap);
+  prom::SnapshotCollector collector(store, prom::BuildInfo{"1", "r", "c"});
+  std::string body;
+  collector.render_text(body);
+  EXPECT_NE(body.find("memdiag_cgroup_pressure_role{cgroup=\"/a/b/c\",role=\"victim\",scope=\"/a/b\"} 1\n"),
+            std::string::npos)
+      << body;
+  EXPECT_EQ(body.find("role=\"contributor\""), std::string::npos) << body;
+}
+
 TEST(DiagnosisQuery, FormatAndSinceOrARefusal) {
   auto q = http::parse_diagnosis_query("format=text&since=5m");
   ASSERT_TRUE(q);
