@@ -17,12 +17,10 @@ constexpr std::size_t kWidth = 80;
 
 // One line of the report, printf-style (checked by the compiler), without trailing blanks.
 __attribute__((format(printf, 2, 3))) void line(std::string& out, const char* format, ...) {
-  char buffer[512];
   va_list args;
   va_start(args, format);
-  const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  analysis::append_vformat(out, format, args);
   va_end(args);
-  if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
   while (!out.empty() && out.back() == ' ') out.pop_back();  // padded columns leave no trailing blanks
   out += '\n';
 }

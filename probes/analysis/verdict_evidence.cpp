@@ -8,18 +8,18 @@
 
 namespace memdiag::analysis {
 
-namespace {
-
-__attribute__((format(printf, 2, 3))) void append(std::string& out, const char* format, ...) {
-  char buffer[256];
-  va_list args;
-  va_start(args, format);
+void append_vformat(std::string& out, const char* format, va_list args) {
+  char buffer[512];
   const int n = std::vsnprintf(buffer, sizeof buffer, format, args);
-  va_end(args);
   if (n > 0) out.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
 }
 
-}  // namespace
+void append_format(std::string& out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  append_vformat(out, format, args);
+  va_end(args);
+}
 
 std::string human_bytes(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -30,7 +30,7 @@ std::string human_bytes(double bytes) {
     ++unit;
   }
   std::string out;
-  append(out, unit == 0 ? "%.0f%s" : "%.3g%s", value, kUnits[unit]);
+  append_format(out, unit == 0 ? "%.0f%s" : "%.3g%s", value, kUnits[unit]);
   return out;
 }
 
@@ -38,17 +38,17 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
   std::string out;
   for (const VerdictReason& r : verdict.reasons) {
     const std::string code(r.code);
-    append(out, "%s=%.3g(>=%.3g,%s) ", code.c_str(), r.value, r.threshold, std::string(to_string(r.level)).c_str());
+    append_format(out, "%s=%.3g(>=%.3g,%s) ", code.c_str(), r.value, r.threshold, std::string(to_string(r.level)).c_str());
   }
   out += "signals=";
   for (std::size_t i = 0; i < verdict.signals.size(); ++i) {
     if (i) out += ',';
     out += verdict.signals[i];
   }
-  append(out, " window=%.1fs", verdict.figures.window_seconds);
+  append_format(out, " window=%.1fs", verdict.figures.window_seconds);
   if (!scope) return out;
   if (scope->shortfall_bytes) out += " shortfall=" + human_bytes(static_cast<double>(*scope->shortfall_bytes));
-  if (scope->exhaustion_seconds) append(out, " exhausted_in=%.0fs", *scope->exhaustion_seconds);
+  if (scope->exhaustion_seconds) append_format(out, " exhausted_in=%.0fs", *scope->exhaustion_seconds);
   for (PressureRole role : {PressureRole::kContributor, PressureRole::kVictim}) {
     bool first = true;
     for (const ScopeMember& m : scope->members) {
@@ -57,7 +57,7 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
       first = false;
       out += m.cgroup;
       if (role == PressureRole::kContributor) {
-        append(out, ":%.2f:relief=", m.contribution_ratio);
+        append_format(out, ":%.2f:relief=", m.contribution_ratio);
         out += human_bytes(static_cast<double>(m.relief_bytes));
       }
     }

@@ -4,6 +4,7 @@
 // Reasons with the figure, the threshold reached and what that reason alone makes of the level.
 #pragma once
 
+#include <cstdarg>
 #include <string>
 
 #include "probes/core/pressure_scope.hpp"
@@ -12,6 +13,11 @@
 namespace memdiag::analysis {
 
 std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* scope);
+
+// printf-style text appended to `out` (at most 511 bytes of it), checked by the compiler: the
+// evidence line and the text report are built with it.
+__attribute__((format(printf, 2, 3))) void append_format(std::string& out, const char* format, ...);
+void append_vformat(std::string& out, const char* format, va_list args);
 
 // 1.2GiB, 512MiB, 4KiB, 12B: sizes as a person reads them.
 std::string human_bytes(double bytes);
