@@ -10,6 +10,7 @@ std::string usage_text() {
          "       memdiagd --check-config --config FILE\n"
          "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
          "       memdiagd diagnose [--format text|json] [--duration S] [--since D] (diagnose --help)\n"
+         "       memdiagd record --output FILE [--duration S] (record --help; replay: diagnose --replay FILE)\n"
          "       memdiagd --version | --help\n"
          "\n"
          "  --config FILE                 YAML config (see deploy/memdiagd.yaml); defaults if absent\n"

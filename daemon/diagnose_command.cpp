@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "daemon/cli.hpp"
@@ -11,12 +14,16 @@
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
 #include "exporters/report/diagnosis_report.hpp"
+#include "probes/analysis/diagnosis_replay.hpp"
+#include "probes/recording/recording_reader.hpp"
 
 namespace memdiag {
 
 namespace {
 
 constexpr std::chrono::milliseconds kDefaultLocalDuration{5000};
+
+std::string render(const Snapshot& snapshot, const DiagnoseOptions& options, std::string_view origin);
 
 // Samples the node for `duration` as the daemon would, and gives the report of the last sample.
 Expected<std::string> diagnose_locally(const Config& config, std::chrono::milliseconds duration,
@@ -31,9 +38,82 @@ Expected<std::string> diagnose_locally(const Config& config, std::chrono::millis
   }
   const SnapshotPtr latest = store.latest();
   if (!latest) return make_error("no sample was taken");
-  const report::ReportOptions report_options{.since = options.since, .origin = "local"};
-  return options.json ? report::render_diagnosis_json(*latest, report_options)
-                      : report::render_diagnosis_text(*latest, report_options);
+  return render(*latest, options, "local");
+}
+
+std::string render(const Snapshot& snapshot, const DiagnoseOptions& options, std::string_view origin) {
+  const report::ReportOptions report_options{.since = options.since, .origin = origin};
+  return options.json ? report::render_diagnosis_json(snapshot, report_options)
+                      : report::render_diagnosis_text(snapshot, report_options);
+}
+
+std::string utc_time(std::chrono::system_clock::time_point t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+// A recording is at most this large: it is read whole (a day at 1 s with ~500 cgroups is ~1 GiB).
+constexpr std::uintmax_t kMaxRecordingBytes = 4ull << 30;
+
+// Replays a recording through the models and prints the report of its last snapshot.
+// 0 printed, 1 nothing to report, 2 not a readable recording.
+int replay(const Config& config, const DiagnoseOptions& options) {
+  const std::string& path = *options.replay;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    std::fprintf(stderr, "memdiagd diagnose: cannot read %s: %s\n", path.c_str(), ec.message().c_str());
+    return 2;
+  }
+  if (size > kMaxRecordingBytes) {
+    std::fprintf(stderr, "memdiagd diagnose: %s is %ju bytes, more than a recording can be (%ju)\n", path.c_str(),
+                 size, kMaxRecordingBytes);
+    return 2;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+    std::fprintf(stderr, "memdiagd diagnose: cannot read %s\n", path.c_str());
+    return 2;
+  }
+  auto reader = recording::RecordingReader::open(std::move(bytes));
+  if (!reader) {
+    std::fprintf(stderr, "memdiagd diagnose: %s: %s\n", path.c_str(), reader.error().message.c_str());
+    return 2;
+  }
+  analysis::DiagnosisReplay models(config.diagnosis, config.ring);
+  std::string cut;
+  for (;;) {
+    auto next = reader->next();
+    if (!next) {
+      if (!(reader->truncated() && options.allow_truncated)) {
+        std::fprintf(stderr, "memdiagd diagnose: %s: %s%s\n", path.c_str(), next.error().message.c_str(),
+                     reader->truncated() ? " (--allow-truncated replays what comes before)" : "");
+        return 2;
+      }
+      cut = " up to where it was cut";
+      break;
+    }
+    if (!*next) break;
+    models.add(std::move(**next));
+  }
+  const SnapshotPtr latest = models.latest();
+  if (!latest) {
+    std::fprintf(stderr, "memdiagd diagnose: %s holds no snapshot\n", path.c_str());
+    return 1;
+  }
+  const recording::RecordingHeader& h = reader->header();
+  std::fprintf(stderr, "memdiagd diagnose: replayed %llu snapshots of %s (%s, recorded by %s every %.1f s from %s)%s\n",
+               static_cast<unsigned long long>(reader->snapshots()), h.host.c_str(), h.system.c_str(),
+               h.recorder.c_str(), std::chrono::duration<double>(h.interval).count(), utc_time(h.started_at).c_str(),
+               cut.c_str());
+  const std::string report = render(*latest, options, "replay");
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -41,13 +121,18 @@ Expected<std::string> diagnose_locally(const Config& config, std::chrono::millis
 std::string diagnose_usage() {
   return "usage: memdiagd diagnose [--url URL] [--config FILE] [--duration DURATION] [--format text|json]\n"
          "                         [--since DURATION] [--timeout DURATION]\n"
+         "       memdiagd diagnose --replay FILE [--allow-truncated] [--config FILE] [--format text|json]\n"
+         "                         [--since DURATION]\n"
          "\n"
          "  --url URL             the daemon's /api/v1/diagnosis (default: the config's listen address on loopback)\n"
          "  --config FILE         the daemon's config: its listen address, and the sources to sample locally\n"
          "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\")\n"
          "  --format text|json    text for a person (default), JSON for tools (README: Diagnosis report)\n"
          "  --since DURATION      how far back the timeline of transitions reaches (default: all kept)\n"
-         "  --timeout DURATION    how long to wait for the daemon before sampling locally (default 5s)\n";
+         "  --timeout DURATION    how long to wait for the daemon before sampling locally (default 5s)\n"
+         "  --replay FILE         run the models over a recording (memdiagd record) and report its end;\n"
+         "                        the config's diagnosis settings apply, so other thresholds can be tried\n"
+         "  --allow-truncated     replay a recording that was cut short up to the cut\n";
 }
 
 std::string diagnosis_url_for(const std::string& listen_address) {
@@ -72,8 +157,12 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.help = true;
       continue;
     }
-    static const std::vector<std::string_view> kFlags = {"--url",    "--config",  "--duration", "--format",
-                                                         "--since",  "--timeout"};
+    if (arg == "--allow-truncated") {
+      options.allow_truncated = true;
+      continue;
+    }
+    static const std::vector<std::string_view> kFlags = {"--url",   "--config",  "--duration", "--format",
+                                                         "--since", "--timeout", "--replay",   "--allow-truncated"};
     if (std::find(kFlags.begin(), kFlags.end(), arg) == kFlags.end()) {
       std::string message = "unknown argument '" + args[i] + "'";
       if (auto hint = closest_match(arg, kFlags)) message += "; did you mean '" + *hint + "'?";
@@ -94,6 +183,8 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.url = *value;
     } else if (arg == "--config") {
       options.config_path = *value;
+    } else if (arg == "--replay") {
+      options.replay = *value;
     } else if (arg == "--format") {
       if (*value != "text" && *value != "json") return make_error("--format must be text or json, not '" + *value + "'");
       options.json = *value == "json";
@@ -107,6 +198,10 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.timeout = *timeout;
     }
   }
+  if (options.replay && (options.url || options.duration)) {
+    return make_error("--replay reads a recording: --url and --duration do not go with it");
+  }
+  if (options.allow_truncated && !options.replay) return make_error("--allow-truncated goes with --replay");
   return options;
 }
 
@@ -127,6 +222,8 @@ int run_diagnose(const std::vector<std::string>& args) {
     std::fprintf(stderr, "memdiagd diagnose: invalid config: %s\n", config.error().to_string().c_str());
     return 2;
   }
+
+  if (options->replay) return replay(*config, *options);
 
   std::chrono::milliseconds local_duration = options->duration.value_or(kDefaultLocalDuration);
   if (!options->duration) {

@@ -3,8 +3,11 @@
 // It asks the running daemon (/api/v1/diagnosis at --url, by default the config's listen
 // address on loopback). With --duration, or when no daemon answers (none listening, or none
 // answering within --timeout), it samples the node itself for the duration (5 s by default)
-// with the config's sources and prints the same report, saying so on stderr.
-// Exit codes: 0 a report was printed, 1 none could be made, 2 bad arguments.
+// with the config's sources and prints the same report, saying so on stderr. With --replay
+// FILE it runs the models over a recording (`memdiagd record`) instead and reports its last
+// snapshot; with --allow-truncated a recording cut short is replayed up to the cut.
+// Exit codes: 0 a report was printed, 1 none could be made, 2 bad arguments or a recording
+// that is not one (truncated, malformed, unreadable).
 #pragma once
 
 #include <chrono>
@@ -23,6 +26,8 @@ struct DiagnoseOptions {
   bool json = false;
   std::optional<std::chrono::milliseconds> since;
   std::chrono::milliseconds timeout{5000};
+  std::optional<std::string> replay;  // a recording to replay instead of asking or sampling
+  bool allow_truncated = false;
   bool help = false;
 };
 

@@ -12,6 +12,7 @@
 #include "daemon/daemon.hpp"
 #include "daemon/diagnose_command.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/record_command.hpp"
 #include "probes/bpf/bpf_factories.hpp"
 #include "probes/canary/canary_child_main.hpp"
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   canary::set_canary_child_program("/proc/self/exe");
   set_bpf_loader_program("/proc/self/exe");
   if (!args.empty() && args[0] == "diagnose") return run_diagnose(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "record") return run_record(std::vector<std::string>(args.begin() + 1, args.end()));
   auto options = parse_cli(args);
   if (!options) {
     std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());

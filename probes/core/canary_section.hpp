@@ -31,6 +31,8 @@ struct CanaryReading {
     failures += other.failures;
     skipped += other.skipped;
   }
+
+  bool operator==(const CanaryReading&) const = default;
 };
 
 // What the canary's allocator instance holds (memdiag_allocator_*). The daemon's canary runs
@@ -51,6 +53,8 @@ struct CanaryAllocatorStats {
     ceiling_hits_total += other.ceiling_hits_total;
     failed_allocations_total += other.failed_allocations_total;
   }
+
+  bool operator==(const CanaryAllocatorStats&) const = default;
 };
 
 struct CgroupCanaryReading {
@@ -58,6 +62,8 @@ struct CgroupCanaryReading {
   bool running = false;
   std::string error;   // why it is not (could not start, exited)
   CanaryReading reading;
+
+  bool operator==(const CgroupCanaryReading&) const = default;
 };
 
 struct CanarySection {
@@ -66,6 +72,8 @@ struct CanarySection {
   bool node_running = false;  // its child process is alive
   CanaryAllocatorStats allocator;
   std::vector<CgroupCanaryReading> cgroups;
+
+  bool operator==(const CanarySection&) const = default;
 };
 
 }  // namespace memdiag

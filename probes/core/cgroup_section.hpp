@@ -23,6 +23,8 @@ struct CgroupStatValue {
   std::string_view key;  // canonical (v2) spelling, static storage
   std::uint64_t value;
   bool counter;          // event counter (pgscan, workingset_refault_file) vs bytes (anon, file)
+
+  bool operator==(const CgroupStatValue&) const = default;
 };
 
 // Kernel notifications counted by the event watcher (v1 memory.pressure_level and
@@ -31,6 +33,8 @@ struct CgroupNotifications {
   bool has_pressure_levels = true;          // v1 only: v2 has no memory.pressure_level
   std::array<std::uint64_t, 3> pressure{};  // by level: low, medium, critical
   std::uint64_t oom = 0;                    // v1 oom_control notifications; v2 "oom" events seen by inotify
+
+  bool operator==(const CgroupNotifications&) const = default;
 };
 inline constexpr std::array<std::string_view, 3> kPressureLevelNames = {"low", "medium", "critical"};
 
@@ -53,6 +57,8 @@ struct CgroupSample {
   std::vector<CgroupStatValue> stat;
   std::optional<PsiResource> pressure;  // memory.pressure (v2, or the unified twin in hybrid mode)
   std::optional<CgroupNotifications> notifications;  // for the cgroups the event watcher covers
+
+  bool operator==(const CgroupSample&) const = default;
 };
 
 struct CgroupSection {
@@ -73,6 +79,8 @@ struct CgroupSection {
   std::size_t open_files = 0;       // cgroup file descriptors kept open between samples
   std::size_t malformed_files = 0;  // cgroup files present but unparsable this sample
   std::string first_malformed;      // the first of them: file and reason
+
+  bool operator==(const CgroupSection&) const = default;
 };
 
 }  // namespace memdiag

@@ -25,6 +25,8 @@ struct FieldSchema {
   std::vector<FieldKind> kinds;
 
   std::size_t size() const { return names.size(); }
+
+  bool operator==(const FieldSchema&) const = default;
 };
 
 struct FieldTable {
@@ -38,6 +40,13 @@ struct FieldTable {
       if (schema->names[i] == name) return values[i];
     }
     return std::nullopt;
+  }
+
+  // The same fields with the same values, whether the schema is shared or an equal copy (a
+  // table read back from a recording has its own).
+  friend bool operator==(const FieldTable& a, const FieldTable& b) {
+    const bool same_schema = a.schema == b.schema || (a.schema && b.schema && *a.schema == *b.schema);
+    return same_schema && a.values == b.values;
   }
 };
 

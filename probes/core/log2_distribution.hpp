@@ -51,6 +51,8 @@ struct Log2Distribution {
     count += other.count;
     sum_ns += other.sum_ns;
   }
+
+  bool operator==(const Log2Distribution&) const = default;
 };
 
 }  // namespace memdiag

@@ -16,11 +16,15 @@ struct PsiLine {
   double avg60 = 0;
   double avg300 = 0;
   std::uint64_t total_us = 0;  // cumulative stall time in microseconds
+
+  bool operator==(const PsiLine&) const = default;
 };
 
 struct PsiResource {
   PsiLine some;
   std::optional<PsiLine> full;  // absent for cpu before Linux 5.13
+
+  bool operator==(const PsiResource&) const = default;
 };
 
 enum class PsiResourceKind : std::uint8_t { kMemory = 0, kIo = 1, kCpu = 2 };
@@ -29,6 +33,8 @@ inline constexpr std::array<std::string_view, 3> kPsiResourceNames = {"memory", 
 struct PressureSection {
   // Indexed by PsiResourceKind; a resource is absent if its file is.
   std::array<std::optional<PsiResource>, 3> resources;
+
+  bool operator==(const PressureSection&) const = default;
 };
 
 }  // namespace memdiag

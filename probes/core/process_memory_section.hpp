@@ -29,11 +29,15 @@ struct ProcessMemory {
   // figure subtracts as swap). Absent where the system has no such count.
   std::optional<std::uint64_t> committed_private_bytes;
   std::optional<std::uint64_t> unbacked_promise_bytes;
+
+  bool operator==(const ProcessMemory&) const = default;
 };
 
 struct ProcessMemorySection {
   std::vector<ProcessMemory> processes;  // the selected ones, by pid
   std::size_t total_processes = 0;       // every process the scan saw
+
+  bool operator==(const ProcessMemorySection&) const = default;
 };
 
 }  // namespace memdiag

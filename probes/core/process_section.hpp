@@ -37,6 +37,8 @@ struct SelectedProcess {
   std::uint64_t committed_private_bytes = 0;  // see ProcessMaps
   std::uint64_t unbacked_promise_bytes = 0;   // ProcessMaps::unbacked_promise_bytes()
   std::uint8_t selected_for = 0;  // ProcessSelectedFor bits
+
+  bool operator==(const SelectedProcess&) const = default;
 };
 
 // Sums over every process of one memory cgroup (not only the selected ones), so the process
@@ -52,6 +54,8 @@ struct CgroupProcessTotals {
   // Sums of the per-process figures (issue 14): the promises this cgroup's processes hold.
   std::uint64_t committed_private_bytes = 0;
   std::uint64_t unbacked_promise_bytes = 0;
+
+  bool operator==(const CgroupProcessTotals&) const = default;
 };
 
 // Upper bounds of the ratio histogram: most processes sit far below 1%, so the low end is
@@ -91,6 +95,8 @@ struct ProcessSection {
   std::uint64_t vanished_total = 0;
   std::uint64_t unreadable = 0;
   std::uint64_t malformed = 0;
+
+  bool operator==(const ProcessSection&) const = default;
 };
 
 }  // namespace memdiag

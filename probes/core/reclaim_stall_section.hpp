@@ -22,11 +22,15 @@ struct CgroupStall {
   std::string cgroup;       // path in the memory hierarchy
   StallKind kind = StallKind::kDirect;
   StallDistribution stall;
+
+  bool operator==(const CgroupStall&) const = default;
 };
 
 struct CgroupOomVictims {
   std::string cgroup;
   std::uint64_t count = 0;
+
+  bool operator==(const CgroupOomVictims&) const = default;
 };
 
 struct ReclaimStallSection {
@@ -46,6 +50,8 @@ struct ReclaimStallSection {
   std::size_t dropped_cgroups = 0;    // stalled cgroups beyond the cap
   std::uint64_t dropped_events = 0;   // not counted in kernel: maps full or victim unresolvable
   std::size_t unresolved_ids = 0;     // cgroup ids with no known path (created and removed between samples)
+
+  bool operator==(const ReclaimStallSection&) const = default;
 };
 
 }  // namespace memdiag

@@ -30,10 +30,14 @@ namespace memdiag {
 struct VmSysctlValue {
   std::string_view name;  // static storage: the list of sysctls the source knows
   double value;           // ints and unsigned longs alike (dirty_bytes can exceed INT64_MAX)
+
+  bool operator==(const VmSysctlValue&) const = default;
 };
 
 struct VmSysctlSection {
   std::vector<VmSysctlValue> values;
+
+  bool operator==(const VmSysctlSection&) const = default;
 };
 
 struct SourceStatus {
@@ -41,6 +45,8 @@ struct SourceStatus {
   bool up = false;
   double duration_seconds = 0;
   std::string error;  // why it is down; empty when up
+
+  bool operator==(const SourceStatus&) const = default;
 };
 
 struct Snapshot {

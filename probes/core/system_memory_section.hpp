@@ -25,6 +25,8 @@ struct SystemMemory {
   // swap in use). The rest is promised and not yet paid for: it comes due as page faults.
   // Absent where the system does not say (Windows enforces its limit, so it does not matter).
   std::optional<std::uint64_t> commit_backed_bytes;
+
+  bool operator==(const SystemMemory&) const = default;
 };
 
 // How the system answers a request for memory it may not be able to back (Linux
@@ -48,6 +50,8 @@ struct OvercommitPolicy {
   OvercommitMode mode = OvercommitMode::kHeuristic;
   std::optional<double> ratio_percent;  // vm.overcommit_ratio: RAM share in the limit (mode 2)
   std::optional<std::uint64_t> kbytes;  // vm.overcommit_kbytes: replaces the ratio when non-zero
+
+  bool operator==(const OvercommitPolicy&) const = default;
 };
 
 }  // namespace memdiag

@@ -12,6 +12,8 @@ struct WorkloadIdentity {
   std::string qos_class;     // "guaranteed", "burstable", "besteffort"; "" if not under kubepods
   std::string container_id;  // the runtime's id without "cri-containerd-"/"docker-" prefix and ".scope"
   std::string unit;          // the innermost systemd unit (.service, .scope, .slice) outside kubepods
+
+  bool operator==(const WorkloadIdentity&) const = default;
 };
 
 }  // namespace memdiag

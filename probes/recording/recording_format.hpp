@@ -1,0 +1,52 @@
+// A recording (issue 14): the snapshots a node produced, in order, in a compact file that
+// `memdiagd diagnose --replay` runs the same models over offline. Written by `memdiagd record`,
+// attached to tickets, and used by the model tests. Portable: Windows writes the same format.
+//
+// Layout. Integers are LEB128 varints unless said otherwise.
+//   magic     "MEMDIAG-RECORDING\n" (18 bytes)
+//   version   varint, kFormatVersion
+//   frames    each: a kind byte, a varint payload length, the payload
+//     'H'  the header (RecordingHeader), once, first
+//     'S'  one snapshot: every section a source fills, not what the models derive from them
+//     'E'  the end mark: the number of snapshots, written when the recorder finished. A file
+//          without it was cut short (the recorder was killed, the disk filled).
+//
+// A payload is a sequence of numbers in the fixed order of snapshot_fields.hpp, with strings
+// and new field lists in between. Each number is written as the zigzag varint of its
+// difference from the number at the same position in the previous frame: from one sample to the
+// next most values stay put or move a little, so most numbers take one byte (a snapshot of this
+// machine with its ~40 cgroups takes ~1.5 KiB). A string is a number too, its index in the
+// file's table of strings (1-based, in order of first use); the index one past the table's end
+// means a new string follows outside the numbers (varint length, bytes).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace memdiag::recording {
+
+inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
+inline constexpr std::uint64_t kFormatVersion = 1;
+
+enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };
+
+// Bounds a reader holds a file to, so garbage cannot make it allocate without limit.
+inline constexpr std::size_t kMaxFrameBytes = 64u << 20;   // one snapshot
+inline constexpr std::size_t kMaxStringBytes = 1u << 20;   // one string
+inline constexpr std::size_t kMaxStrings = 1u << 22;       // distinct strings in a file
+
+// Who made the recording, where and how often it sampled.
+struct RecordingHeader {
+  std::string recorder;  // "memdiagd 0.x (rev)"
+  std::string host;      // node name
+  std::string system;    // kernel release ("6.18.0-...") or Windows version
+  std::chrono::milliseconds interval{0};
+  std::chrono::system_clock::time_point started_at;
+
+  bool operator==(const RecordingHeader&) const = default;
+};
+
+}  // namespace memdiag::recording
