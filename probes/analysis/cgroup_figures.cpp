@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "probes/analysis/saturating.hpp"
 #include "probes/analysis/snapshot_window.hpp"
 #include "probes/core/stall_kind.hpp"
 
@@ -178,14 +179,14 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     } else if (auto v1_swap = stat(c, "swap")) {
       swap = *v1_swap;
     }
-    f.footprint_bytes = static_cast<std::uint64_t>(anon + shmem + swap);
-    f.relief_bytes = static_cast<std::uint64_t>(anon + swap);
+    f.footprint_bytes = saturating_bytes(anon + shmem + swap);
+    f.relief_bytes = saturating_bytes(anon + swap);
 
     std::optional<std::uint64_t> size = c.limited ? c.limit_bytes : std::nullopt;
     if (c.high_bytes && (!size || *c.high_bytes < *size)) size = c.high_bytes;
     if (size && c.usage_bytes) {
       f.size_bytes = size;
-      const std::uint64_t inactive = static_cast<std::uint64_t>(stat(c, "inactive_file").value_or(0));
+      const std::uint64_t inactive = saturating_bytes(stat(c, "inactive_file").value_or(0));
       const std::uint64_t working_set = *c.usage_bytes > inactive ? *c.usage_bytes - inactive : 0;
       f.available_bytes = *size > working_set ? *size - working_set : 0;
     }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "probes/analysis/saturating.hpp"
+
 namespace memdiag::analysis {
 
 std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
@@ -65,7 +67,7 @@ std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members,
 std::uint64_t shortfall_bytes(std::uint64_t size_bytes, std::uint64_t available_bytes, const RoleSettings& roles) {
   const double target = roles.headroom_ratio * static_cast<double>(size_bytes);
   const double missing = target - static_cast<double>(available_bytes);
-  return missing > 0 ? static_cast<std::uint64_t>(std::llround(missing)) : 0;
+  return saturating_bytes(missing);
 }
 
 }  // namespace memdiag::analysis
