@@ -213,6 +213,14 @@ class Loader {
     }
     return out;
   }
+  double number(const YAML::Node& node, const std::string& key, double low, double high) const {
+    const double value = take(YamlOptionValue(node).number(), node, key);
+    if (value < low || value > high) {
+      refuse(node, key, "must be between " + format_number(low) + " and " + format_number(high) + ", got " +
+                            format_number(value));
+    }
+    return value;
+  }
   double ratio(const YAML::Node& node, const std::string& key) const {
     const double value = take(YamlOptionValue(node).number(), node, key);
     if (value < 0 || value > 1) refuse(node, key, "a ratio from 0 to 1, got " + format_number(value));
@@ -245,7 +253,7 @@ class Loader {
     expect_map(node, prefix);
     for_each_key(node, prefix,
                  {"window", "hold", "thrashing_window", "psi_some", "psi_full", "stall_seconds_per_second",
-                  "refault_ratio", "swap_exhausted_free_ratio"},
+                  "refault_ratio", "refault_min_pages_per_second", "swap_exhausted_free_ratio"},
                  [&](const std::string& key, const YAML::Node& v) {
                    const std::string full = prefix + "." + key;
                    using std::chrono::milliseconds;
@@ -258,6 +266,7 @@ class Loader {
                    if (key == "psi_full") t.psi_full = levels(v, full, 0, 1);
                    if (key == "stall_seconds_per_second") t.stall_seconds_per_second = levels(v, full, 0, 1e6);
                    if (key == "refault_ratio") t.refault_ratio = levels(v, full, 0, 1e6);
+                   if (key == "refault_min_pages_per_second") t.refault_min_pages_per_second = number(v, full, 0, 1e9);
                    if (key == "swap_exhausted_free_ratio") t.swap_exhausted_free_ratio = ratio(v, full);
                  });
   }

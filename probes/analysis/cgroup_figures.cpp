@@ -114,9 +114,10 @@ std::optional<double> CgroupFigures::stall_ratio() const {
 }
 
 std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
-                                                        std::chrono::milliseconds window,
-                                                        std::chrono::milliseconds thrashing_window,
+                                                        const StallThresholds& stall,
                                                         std::chrono::milliseconds growth_half_life) {
+  const std::chrono::milliseconds window = stall.window;
+  const std::chrono::milliseconds thrashing_window = stall.thrashing_window;
   std::vector<CgroupFigures> out;
   ++samples_;
   if (!current.cgroups) {
@@ -169,7 +170,9 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     const auto refaults = cgroup_rate(thrash_before, c, thrash_seconds,
                                       [](const CgroupSample& x) { return stat(x, "workingset_refault_file"); });
     const auto file = stat(c, "file");
-    if (refaults && file && *file > 0) s.refault_ratio = *refaults * thrash_seconds * page_bytes / *file;
+    if (refaults && file && *file > 0) {
+      s.refault_ratio = *refaults < stall.refault_min_pages_per_second ? 0 : *refaults * thrash_seconds * page_bytes / *file;
+    }
 
     const double anon = stat(c, "anon").value_or(0);
     const double shmem = stat(c, "shmem").value_or(0);

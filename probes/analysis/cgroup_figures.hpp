@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
 
@@ -37,10 +38,10 @@ struct CgroupFigures {
 
 class CgroupFigureTracker {
  public:
-  // One entry per cgroup of current.cgroups, in its order (empty without the section).
+  // One entry per cgroup of current.cgroups, in its order (empty without the section). The
+  // stall thresholds give the windows and the refault floor.
   std::vector<CgroupFigures> compute(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
-                                     std::chrono::milliseconds window, std::chrono::milliseconds thrashing_window,
-                                     std::chrono::milliseconds growth_half_life);
+                                     const StallThresholds& stall, std::chrono::milliseconds growth_half_life);
 
  private:
   struct Growth {

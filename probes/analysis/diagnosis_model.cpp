@@ -64,8 +64,8 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   DerivedFigures& derived = current.derived;
   derived.stall = node_model_.assess(current, ring);
 
-  const std::vector<CgroupFigures> figures = cgroup_figures_.compute(
-      current, ring, settings_.stall.window, settings_.stall.thrashing_window, settings_.roles.growth_half_life);
+  const std::vector<CgroupFigures> figures =
+      cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);
 
   // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
   std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes

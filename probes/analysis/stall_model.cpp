@@ -81,7 +81,22 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
   } else if (f.compact_stalls_per_second && *f.compact_stalls_per_second > 0) {
     add_fixed(v, stall_reason::kCompaction, *f.compact_stalls_per_second, 0, VerdictLevel::kLow);
   }
-  if (f.refault_ratio) add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
+  // Refaults are thrashing only while tasks wait for memory a noticeable share of the time (PSI
+  // some, or eBPF stall time, at its low threshold), as lmkd weighs refaults only when its PSI
+  // trigger (some 70 ms in 1 s) fires: a job streaming a file larger than its memory refaults
+  // every page it reads again and waits ~1 % of the time (a real recording on this machine,
+  // tests/fixtures/recordings/page-cache-streaming). With no stall measure at all, refaults are
+  // the best there is.
+  std::optional<bool> stalled;
+  if (f.psi_some_ratio) {
+    stalled = *f.psi_some_ratio >= t.psi_some[0];
+  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
+    stalled = *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio >=
+              t.stall_seconds_per_second[0];
+  }
+  if (f.refault_ratio && stalled.value_or(true)) {
+    add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
+  }
   if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
 
   std::stable_sort(v.reasons.begin(), v.reasons.end(),
@@ -136,7 +151,9 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
     const auto active = vmstat.get(current, VmstatIndex::kActiveFile);
     const auto inactive = vmstat.get(current, VmstatIndex::kInactiveFile);
     if (refaults_per_second && active && inactive && *active + *inactive > 0) {
-      f.refault_ratio = *refaults_per_second * seconds / (*active + *inactive);
+      f.refault_ratio = *refaults_per_second < t.refault_min_pages_per_second
+                            ? 0
+                            : *refaults_per_second * seconds / (*active + *inactive);
     }
   }
   if (current.meminfo) {

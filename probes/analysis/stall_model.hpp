@@ -18,7 +18,9 @@
 // avg10 60 % held 30 s, which must be critical here well before); eBPF stall seconds per second
 // on the same scale as PSI some (the same quantity where several tasks stall at once, larger);
 // refaults over the file cache 10/30/100 % (lmkd's thrashing limit is 100 %, 30 % on small
-// devices), at most medium on their own; an OOM kill is high.
+// devices), at most medium on their own, and only from 256 refaults a second (1 MiB/s of 4 KiB
+// pages: a new cgroup reading back a few pages of its libraries over a file cache of a few
+// pages is not thrashing); an OOM kill is high.
 #pragma once
 
 #include <chrono>
@@ -40,6 +42,9 @@ struct StallThresholds {
   LevelThresholds psi_full{0.01, 0.05, 0.20, 0.60};
   LevelThresholds stall_seconds_per_second{0.05, 0.10, 0.30, 0.60};  // eBPF, per kind and in all
   LevelThresholds refault_ratio{0.10, 0.30, 1.00, 1e300};
+  // Below this many file refaults a second the refault ratio is 0: a trickle is not thrashing,
+  // however small the file cache it is measured against.
+  double refault_min_pages_per_second = 256;
   double swap_exhausted_free_ratio = 0.05;
   bool operator==(const StallThresholds&) const = default;
 };

@@ -186,14 +186,15 @@ TEST(DiagnosisModel, AMemcgStallNamesItsScopeContributorAndVictims) {
   EXPECT_TRUE(kept[20]->derived.node_scope->members.empty());
 
   // Rises at once (medium at t=11, with one second of the stall in its 2 s window; high at
-  // t=12), falls back to none once: the refaults of the 10 s thrashing window last to t=39, the
-  // hold 10 s more, within the 30 s the issue allows.
+  // t=12), falls back to none once: the stall ends at t=30 (medium at t=31 with half a window of
+  // it, none from t=32; the refaults still in the 10 s thrashing window are no thrashing once
+  // nobody waits), and the 10 s hold holds each level, within the 30 s the issue allows.
   std::vector<std::pair<int, VerdictLevel>> jobs_changes;
   for (const auto& tr : transitions) {
     if (tr.scope == "/jobs") jobs_changes.emplace_back(static_cast<int>((tr.at - kStart) / 1s), tr.to);
   }
   const std::vector<std::pair<int, VerdictLevel>> expected = {
-      {11, VerdictLevel::kMedium}, {12, VerdictLevel::kHigh}, {41, VerdictLevel::kMedium}, {50, VerdictLevel::kNone}};
+      {11, VerdictLevel::kMedium}, {12, VerdictLevel::kHigh}, {41, VerdictLevel::kMedium}, {42, VerdictLevel::kNone}};
   EXPECT_EQ(jobs_changes, expected);
   EXPECT_EQ(kept[50]->derived.cgroup_scopes[0].stall.level, VerdictLevel::kNone);
   // The timeline kept them, shared by the snapshots after.

@@ -350,5 +350,163 @@ TEST(RecordedScenario, MemcgOnlyPressureOnCgroupV2) {
   EXPECT_EQ(r.second(50).derived.cgroup_scopes[0].stall.level, VerdictLevel::kNone);
 }
 
+// --- Recordings made on this machine (tests/fixtures/recordings/record-scenarios.py) ---------
+
+Replayed replay_fixture(const std::string& name) {
+  const std::string path = std::string(MEMDIAG_SOURCE_DIR) + "/tests/fixtures/recordings/" + name + ".mdrec";
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return replay_bytes(bytes.str());
+}
+
+const CgroupSample* cgroup(const Snapshot& s, std::string_view path) {
+  if (!s.cgroups) return nullptr;
+  for (const auto& c : s.cgroups->cgroups) {
+    if (c.path == path) return &c;
+  }
+  return nullptr;
+}
+
+const CgroupScope* scope(const Snapshot& s, std::string_view path) {
+  for (const auto& c : s.derived.cgroup_scopes) {
+    if (c.cgroup == path) return &c;
+  }
+  return nullptr;
+}
+
+std::uint64_t stat_of(const CgroupSample& c, std::string_view key) {
+  for (const auto& v : c.stat) {
+    if (v.key == key) return v.value;
+  }
+  return 0;
+}
+
+// 15 s of this machine with nothing added: nothing to say.
+TEST(RecordedOnThisMachine, AQuietNodeSaysNothing) {
+  const Replayed r = replay_fixture("quiet");
+  ASSERT_GE(r.at.size(), 14u);
+  EXPECT_TRUE(r.transitions.empty());
+  for (const auto& [t, s] : r.at) {
+    EXPECT_EQ(s->derived.stall->level, VerdictLevel::kNone) << "t=" << t;
+    EXPECT_TRUE(s->derived.stall->reasons.empty()) << "t=" << t;
+    EXPECT_TRUE(s->derived.node_scope->members.empty()) << "t=" << t;
+    for (const auto& c : s->derived.cgroup_scopes) EXPECT_EQ(c.stall.level, VerdictLevel::kNone) << c.cgroup;
+  }
+  const OvercommitVerdict& o = *r.last().derived.overcommit;
+  EXPECT_EQ(o.mode, OvercommitMode::kHeuristic);
+  EXPECT_EQ(o.level, VerdictLevel::kNone);
+  EXPECT_GT(o.supply_bytes, 8 * kGiB);
+  EXPECT_FALSE(r.header.host.empty());
+  EXPECT_EQ(r.header.interval, 1000ms);
+}
+
+// A job reading a 2 GiB file over and over in a cgroup limited to 512 MiB: reclaim at the limit
+// all the time and every page read back is a refault, but the job waits ~1 % of the time. Not
+// thrashing: at most low, for the cgroup and the node alike.
+TEST(RecordedOnThisMachine, PageCacheStreamingStaysNoneOrLow) {
+  const Replayed r = replay_fixture("page-cache-streaming");
+  const std::string stream = "/memdiag-rec-stream";
+  double most_refaults = 0;
+  for (const auto& [t, s] : r.at) {
+    EXPECT_LE(s->derived.stall->level, VerdictLevel::kLow) << "t=" << t;
+    EXPECT_FALSE(has(codes(s->derived.stall->reasons), stall_reason::kThrashing)) << "t=" << t;
+    const CgroupScope* c = scope(*s, stream);
+    ASSERT_NE(c, nullptr) << "t=" << t << ": the limited cgroup is a scope";
+    EXPECT_LE(c->stall.level, VerdictLevel::kLow) << "t=" << t;
+    EXPECT_FALSE(has(codes(c->stall.reasons), stall_reason::kThrashing)) << "t=" << t;
+    most_refaults = std::max(most_refaults, c->stall.figures.refault_ratio.value_or(0));
+  }
+  // What makes it streaming rather than quiet: it refaulted its whole cache many times over, at
+  // its limit all the time.
+  EXPECT_GT(most_refaults, 5.0);
+  const CgroupSample* end = cgroup(r.last(), stream);
+  ASSERT_NE(end, nullptr);
+  EXPECT_GT(*end->failcnt, 1000u);
+}
+
+// The seed in miniature, real: /memdiag-rec-seed limited to 640 MiB, two readers re-reading
+// 150 MiB files, then a grower taking 480 MiB of anonymous memory, then all stopped.
+TEST(RecordedOnThisMachine, MemcgPressureNamesTheGrowerAndTheReaders) {
+  const Replayed r = replay_fixture("memcg-pressure");
+  const std::string parent = "/memdiag-rec-seed";
+  // When the parent's own PSI (of its cgroup2 twin) first moved, and when its level rose.
+  std::optional<int> psi_moved, rose;
+  std::uint64_t psi_before = 0;
+  for (const auto& [t, s] : r.at) {
+    const CgroupSample* c = cgroup(*s, parent);
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->pressure);
+    if (!psi_moved && t > 0 && c->pressure->some.total_us > psi_before) psi_moved = t;
+    psi_before = c->pressure->some.total_us;
+    if (!rose && scope(*s, parent)->stall.level >= VerdictLevel::kLow) rose = t;
+  }
+  ASSERT_TRUE(psi_moved && rose);
+  EXPECT_GE(*rose, *psi_moved);
+  EXPECT_LE(*rose - *psi_moved, 3) << "the parent's level rose " << *rose - *psi_moved << " s after its PSI moved";
+
+  // Two seconds after the rise, with the growth EMA warm: the grower first, the readers victims.
+  const Snapshot& during = r.second(*rose + 2);
+  const CgroupScope& seed = *scope(during, parent);
+  EXPECT_GE(seed.stall.level, VerdictLevel::kMedium);
+  EXPECT_EQ(seed.stall.reasons.front().code, stall_reason::kStallTime);
+  EXPECT_TRUE(has(codes(seed.stall.reasons), stall_reason::kThrashing));
+  ASSERT_GE(seed.analysis.members.size(), 3u);
+  EXPECT_EQ(seed.analysis.members[0].cgroup, parent + "/grower");
+  EXPECT_EQ(seed.analysis.members[0].role, PressureRole::kContributor);
+  EXPECT_EQ(member(seed.analysis, parent + "/reader1")->role, PressureRole::kVictim);
+  EXPECT_EQ(member(seed.analysis, parent + "/reader2")->role, PressureRole::kVictim);
+  // Stopping the grower would free its anonymous memory, all of its relief.
+  const CgroupSample& grower = *cgroup(during, parent + "/grower");
+  EXPECT_EQ(seed.analysis.members[0].relief_bytes, stat_of(grower, "anon"));
+  EXPECT_GT(seed.analysis.members[0].relief_bytes, 300 * kMiB);
+
+  // After the jobs end, back to none, within the recording's last 30 s.
+  EXPECT_EQ(scope(r.last(), parent)->stall.level, VerdictLevel::kNone);
+  EXPECT_EQ(r.last().derived.stall->level, VerdictLevel::kNone);
+  int parent_rises = 0;
+  for (const auto& t : r.transitions) {
+    if (t.scope == parent && t.from == VerdictLevel::kNone) ++parent_rises;
+  }
+  EXPECT_EQ(parent_rises, 1) << "one rise from none, logged once";
+}
+
+// A process maps 8 GiB private and writable and touches none of it (mode 0 allows it), then
+// touches 1 GiB: the unbacked promise rises by ~8 GiB, the process and its cgroup are named,
+// and the touched part moves from unbacked to resident.
+TEST(RecordedOnThisMachine, AnUnbackedPromiseIsNamedAndPaidDownWhenTouched) {
+  const Replayed r = replay_fixture("unbacked-promise");
+  const std::string holder_cgroup = "/memdiag-rec-promise";
+  const OvercommitVerdict& first = *r.at.begin()->second->derived.overcommit;
+  ASSERT_TRUE(first.unbacked_bytes);
+  // The largest unbacked promise of the recording, and the snapshot that holds it.
+  const Snapshot* peak = nullptr;
+  const Snapshot* touched = nullptr;
+  for (const auto& [t, s] : r.at) {
+    const auto holders = report::top_promise_processes(*s->processes);
+    if (holders.empty() || holders[0]->comm != "memdiag-promise") continue;
+    if (!peak) peak = s.get();
+    if (cgroup(*s, holder_cgroup) && stat_of(*cgroup(*s, holder_cgroup), "anon") > 900 * kMiB) touched = s.get();
+  }
+  ASSERT_NE(peak, nullptr) << "the process was never named the top holder";
+  ASSERT_NE(touched, nullptr) << "the touch never showed";
+  const auto* process = report::top_promise_processes(*peak->processes)[0];
+  EXPECT_NEAR(static_cast<double>(process->unbacked_promise_bytes), 8.0 * kGiB, 64.0 * kMiB);
+  EXPECT_EQ(process->cgroup, holder_cgroup);
+  const auto cgroups = report::top_promise_cgroups(*peak->processes);
+  ASSERT_FALSE(cgroups.empty());
+  EXPECT_EQ(cgroups[0]->cgroup, holder_cgroup);
+  // The node's unbacked promise rose by about that much (other processes come and go: 1 GiB).
+  EXPECT_NEAR(static_cast<double>(*peak->derived.overcommit->unbacked_bytes) - static_cast<double>(*first.unbacked_bytes),
+              8.0 * kGiB, 1.0 * kGiB);
+  // Touching 1 GiB moved 1 GiB from unbacked to resident.
+  const auto* after = report::top_promise_processes(*touched->processes)[0];
+  EXPECT_NEAR(static_cast<double>(process->unbacked_promise_bytes - after->unbacked_promise_bytes), 1.0 * kGiB,
+              64.0 * kMiB);
+  // 8 GiB unbacked against ~20 GiB the node can supply, in mode 0: a figure, not a risk.
+  EXPECT_EQ(touched->derived.overcommit->level, VerdictLevel::kNone);
+}
+
 }  // namespace
 }  // namespace memdiag
