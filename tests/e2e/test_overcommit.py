@@ -106,8 +106,16 @@ class UnbackedPromiseTest(unittest.TestCase):
             touched = self.settled(d)
             fall = figure(mapped, "memdiag_overcommit_unbacked_bytes") - figure(touched, "memdiag_overcommit_unbacked_bytes")
             anon = figure(touched, "memdiag_meminfo_anon_pages_bytes") - figure(mapped, "memdiag_meminfo_anon_pages_bytes")
-            print("touching 2 GiB of it: unbacked -%.2f GiB, AnonPages +%.2f GiB" % (fall / GIB, anon / GIB))
-            self.assertLess(abs(fall - TOUCHED), 0.75 * GIB, "unbacked fell by %.2f GiB" % (fall / GIB))
+            # Touching changes no promise, so whatever Committed_AS did meanwhile is other
+            # processes' doing (tests running beside this one start daemons): the touched part
+            # is the fall of the unbacked promise plus that. Seen under ASan: unbacked -0.86 GiB
+            # while another process committed +1.1 GiB it had not touched.
+            others = (figure(touched, "memdiag_meminfo_committed_as_bytes") -
+                      figure(mapped, "memdiag_meminfo_committed_as_bytes"))
+            print("touching 2 GiB of it: unbacked -%.2f GiB, AnonPages +%.2f GiB, Committed_AS %+.2f GiB" %
+                  (fall / GIB, anon / GIB, others / GIB))
+            self.assertLess(abs(fall + others - TOUCHED), 0.75 * GIB,
+                            "unbacked fell by %.2f GiB, Committed_AS moved %+.2f GiB" % (fall / GIB, others / GIB))
             self.assertLess(abs(anon - TOUCHED), 0.75 * GIB, "AnonPages rose by %.2f GiB" % (anon / GIB))
 
             holder.kill()
