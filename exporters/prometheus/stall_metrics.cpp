@@ -19,11 +19,13 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
   render_level_states(sink, "memdiag_stall_state", "1 for the current stall level, 0 for the others.", v.level);
   render_reason_flags(sink, "memdiag_stall_reason",
                       "1 for each reason behind the stall level in the last window: stall_time, direct_reclaim, "
-                      "memcg_limit, compaction, thrashing, oom_kill, swap_exhausted.",
+                      "memcg_limit, compaction, thrashing, oom_kill, swap_exhausted, slow_faults.",
                       stall_reason::kAll, v.reasons);
-  sink.family("memdiag_stall_signal", "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo).",
+  sink.family("memdiag_stall_signal",
+              "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo, canary).",
               MetricType::Gauge);
-  for (std::string_view signal : {stall_signal::kPsi, stall_signal::kVmstat, stall_signal::kEbpf, stall_signal::kMeminfo}) {
+  for (std::string_view signal : {stall_signal::kPsi, stall_signal::kVmstat, stall_signal::kEbpf, stall_signal::kMeminfo,
+                                  stall_signal::kCanary}) {
     const bool had = std::find(v.signals.begin(), v.signals.end(), signal) != v.signals.end();
     sink.sample({{"signal", signal}}, had ? 1 : 0);
   }
@@ -47,6 +49,7 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       {"refault_ratio", &f.refault_ratio},
       {"oom_kills", &f.oom_kills},
       {"swap_free_ratio", &f.swap_free_ratio},
+      {"fault_latency_ratio", &f.fault_latency_ratio},
   };
   bool any = false;
   for (const auto& [name, value] : figures) {
@@ -55,7 +58,7 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       sink.family("memdiag_stall_evidence",
                   "The stall verdict's figures over its window: PSI some/full and eBPF stall time as seconds per "
                   "second, vmstat counts per second, file refaults over the file cache (thrashing window), OOM "
-                  "kills in the window, the share of swap free.",
+                  "kills in the window, the share of swap free, the canary's page faults over its calm baseline.",
                   MetricType::Gauge);
       any = true;
     }

@@ -49,6 +49,7 @@ void figures(JsonWriter& w, const StallFigures& f) {
   w.field("refault_ratio", f.refault_ratio);
   w.field("oom_kills", f.oom_kills);
   w.field("swap_free_ratio", f.swap_free_ratio);
+  w.field("fault_latency_ratio", f.fault_latency_ratio);
   w.end_object();
 }
 

@@ -98,6 +98,9 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
     add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
   }
   if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
+  if (f.fault_latency_ratio) {
+    add(v, stall_reason::kSlowFaults, *f.fault_latency_ratio, t.fault_latency_ratio, VerdictLevel::kMedium);
+  }
 
   std::stable_sort(v.reasons.begin(), v.reasons.end(),
                    [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
@@ -160,6 +163,19 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
     const auto total = meminfo(current, "SwapTotal");
     const auto free = meminfo(current, "SwapFree");
     if (total && free && *total > 0) f.swap_free_ratio = *free / *total;
+  }
+  if (current.canary) {
+    v.signals.push_back(stall_signal::kCanary);
+    // Calm: tasks waited less than the low threshold in this window (by PSI, else eBPF); with
+    // neither, every cycle counts.
+    bool calm = true;
+    if (f.psi_some_ratio) {
+      calm = *f.psi_some_ratio < t.psi_some[0];
+    } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
+      calm = *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio <
+             t.stall_seconds_per_second[0];
+    }
+    f.fault_latency_ratio = faults_.update(current.canary->node, current.taken_at, calm);
   }
 
   judge_stall(v, t);

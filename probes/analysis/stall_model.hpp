@@ -20,13 +20,15 @@
 // refaults over the file cache 10/30/100 % (lmkd's thrashing limit is 100 %, 30 % on small
 // devices), at most medium on their own, and only from 256 refaults a second (1 MiB/s of 4 KiB
 // pages: a new cgroup reading back a few pages of its libraries over a file cache of a few
-// pages is not thrashing); an OOM kill is high.
+// pages is not thrashing) while tasks wait; an OOM kill is high; the canary's page faults 3x /
+// 10x slower than its calm baseline on this host are low / medium (slow_faults).
 #pragma once
 
 #include <chrono>
 #include <utility>
 #include <vector>
 
+#include "probes/analysis/fault_baseline.hpp"
 #include "probes/analysis/level_hold.hpp"
 #include "probes/analysis/vmstat_index.hpp"
 #include "probes/core/snapshot_store.hpp"
@@ -45,6 +47,10 @@ struct StallThresholds {
   // Below this many file refaults a second the refault ratio is 0: a trickle is not thrashing,
   // however small the file cache it is measured against.
   double refault_min_pages_per_second = 256;
+  // The canary's page faults over its calm baseline (reason slow_faults, at most medium: one
+  // process's view). 3x: beyond what a busy but calm host varies by; 10x: faults wait for
+  // reclaim or compaction.
+  LevelThresholds fault_latency_ratio{3, 10, 1e300, 1e300};
   double swap_exhausted_free_ratio = 0.05;
   bool operator==(const StallThresholds&) const = default;
 };
@@ -71,6 +77,7 @@ class StallModel {
   StallThresholds thresholds_;
   VmstatIndex vmstat_;
   LevelHold hold_;
+  FaultBaseline faults_;
 };
 
 }  // namespace memdiag::analysis

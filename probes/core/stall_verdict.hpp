@@ -28,8 +28,10 @@ inline constexpr std::string_view kThrashing = "thrashing";
 inline constexpr std::string_view kOomKill = "oom_kill";
 // Swap is all but gone while the node is short of memory.
 inline constexpr std::string_view kSwapExhausted = "swap_exhausted";
-inline constexpr std::string_view kAll[] = {kStallTime, kDirectReclaim, kMemcgLimit, kCompaction,
-                                            kThrashing, kOomKill,       kSwapExhausted};
+// The canary's page faults are much slower than its own calm baseline on this host.
+inline constexpr std::string_view kSlowFaults = "slow_faults";
+inline constexpr std::string_view kAll[] = {kStallTime, kDirectReclaim, kMemcgLimit,    kCompaction,
+                                            kThrashing, kOomKill,       kSwapExhausted, kSlowFaults};
 }  // namespace stall_reason
 
 // The signals a verdict can draw on; each is absent on some nodes (no PSI before 4.20, no eBPF
@@ -40,6 +42,7 @@ inline constexpr std::string_view kVmstat = "vmstat";
 inline constexpr std::string_view kEbpf = "ebpf";
 inline constexpr std::string_view kMeminfo = "meminfo";
 inline constexpr std::string_view kCgroup = "cgroup";  // a cgroup scope's memory.stat/events/failcnt
+inline constexpr std::string_view kCanary = "canary";  // the daemon's canary (the node only)
 }  // namespace stall_signal
 
 struct StallFigures {
@@ -58,6 +61,9 @@ struct StallFigures {
   std::optional<double> refault_ratio;
   std::optional<double> oom_kills;  // in the window (vmstat oom_kill)
   std::optional<double> swap_free_ratio;
+  // The canary's newest cycle (within 30 s): its mean page-fault time over the calm baseline
+  // (probes/analysis/fault_baseline.hpp). The node only.
+  std::optional<double> fault_latency_ratio;
 };
 
 struct StallVerdict {

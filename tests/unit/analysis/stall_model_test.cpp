@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "probes/analysis/fault_baseline.hpp"
 #include "probes/analysis/stall_model.hpp"
 
 namespace memdiag {
@@ -24,6 +25,7 @@ struct Sample {
   std::optional<std::uint64_t> psi_full_us = 0;
   std::map<std::string, std::uint64_t> vmstat = {{"nr_active_file", 100000}, {"nr_inactive_file", 100000}};
   std::optional<std::uint64_t> direct_ns;  // eBPF node total of direct reclaim
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> canary_faults;  // page faults: count, sum ns
 };
 
 std::shared_ptr<Snapshot> make(const Sample& in) {
@@ -46,6 +48,12 @@ std::shared_ptr<Snapshot> make(const Sample& in) {
   }
   table.schema = schema;
   s->vmstat = table;
+  if (in.canary_faults) {
+    CanarySection c;
+    c.node.page_fault.count = in.canary_faults->first;
+    c.node.page_fault.sum_ns = in.canary_faults->second;
+    s->canary = c;
+  }
   if (in.direct_ns) {
     ReclaimStallSection r;
     r.node[static_cast<std::size_t>(StallKind::kDirect)].sum_ns = *in.direct_ns;
@@ -199,6 +207,67 @@ TEST(StallModel, StreamingThroughThePageCacheWithoutStallsStaysNone) {
   EXPECT_EQ(v.level, VerdictLevel::kNone);
   EXPECT_EQ(reason(v, stall_reason::kThrashing), nullptr);
   EXPECT_GT(*v.figures.refault_ratio, 10.0);  // the figure is there; it is not a stall
+}
+
+// The canary touches 1000 fresh pages every 10 s. While the node is calm its faults take 2 us
+// (the baseline, learned here, from the cycles at t=5, 15, 25); the cycle at t=45 takes 30 us
+// a fault: 15x, slow_faults at medium, for as long as that cycle is the newest (30 s at most).
+TEST(StallModel, CanaryFaultsMuchSlowerThanTheirCalmBaselineAreSlowFaults) {
+  analysis::StallModel model;
+  std::vector<Sample> samples = psi_run(90, 0, 0);
+  std::uint64_t count = 0, sum = 0;
+  for (int t = 0; t <= 90; ++t) {
+    if (t % 10 == 5 && t <= 45) {
+      count += 1000;
+      sum += 1000 * (t == 45 ? 30000 : 2000);
+    }
+    samples[static_cast<std::size_t>(t)].canary_faults = std::make_pair(count, sum);
+  }
+  const auto verdicts = run(model, samples);
+  // Three calm cycles make the baseline; the fourth (t=35) is compared with it: 1x.
+  EXPECT_FALSE(verdicts[25].figures.fault_latency_ratio);
+  ASSERT_TRUE(verdicts[35].figures.fault_latency_ratio);
+  EXPECT_NEAR(*verdicts[35].figures.fault_latency_ratio, 1.0, 1e-9);
+  EXPECT_EQ(reason(verdicts[35], stall_reason::kSlowFaults), nullptr);
+  const StallVerdict& slow = verdicts[45];
+  ASSERT_NE(reason(slow, stall_reason::kSlowFaults), nullptr);
+  EXPECT_NEAR(reason(slow, stall_reason::kSlowFaults)->value, 15.0, 1e-9);
+  EXPECT_EQ(reason(slow, stall_reason::kSlowFaults)->level, VerdictLevel::kMedium);
+  EXPECT_EQ(slow.level, VerdictLevel::kMedium);
+  EXPECT_EQ(std::count(slow.signals.begin(), slow.signals.end(), stall_signal::kCanary), 1);
+  EXPECT_TRUE(verdicts[75].figures.fault_latency_ratio);   // 30 s after the cycle: still the newest
+  EXPECT_FALSE(verdicts[76].figures.fault_latency_ratio);  // then it says nothing about now
+  EXPECT_EQ(verdicts[90].level, VerdictLevel::kNone);
+}
+
+// Cycles that ran while tasks stalled do not join the baseline, and a restarted canary child
+// (its counts start again) is not read as a cycle.
+TEST(FaultBaseline, OnlyCalmCyclesMakeTheBaselineAndARestartIsNoCycle) {
+  analysis::FaultBaseline b;
+  const auto t0 = kStart;
+  CanaryReading r;
+  auto cycle = [&](std::uint64_t mean_ns, bool calm, int at) {
+    r.page_fault.count += 100;
+    r.page_fault.sum_ns += 100 * mean_ns;
+    return b.update(r, t0 + std::chrono::seconds(at), calm);
+  };
+  b.update(r, t0, true);
+  cycle(1000, true, 10);
+  cycle(50000, false, 20);  // a stalled cycle: not in the baseline
+  cycle(1000, true, 30);
+  EXPECT_FALSE(b.baseline_ns());
+  cycle(1000, true, 40);
+  ASSERT_TRUE(b.baseline_ns());
+  EXPECT_NEAR(*b.baseline_ns(), 1000, 1e-6);
+  CanaryReading restarted;  // a new child: counts from zero
+  restarted.page_fault.count = 100;
+  restarted.page_fault.sum_ns = 100 * 90000;
+  // Read as a cycle, the new child's 90 us would be 90x; it is where the new counts start.
+  EXPECT_FALSE(b.update(restarted, t0 + std::chrono::seconds(41), true));
+  r = restarted;
+  const auto ratio = cycle(4000, true, 50);
+  ASSERT_TRUE(ratio);
+  EXPECT_NEAR(*ratio, 4.0, 1e-9);
 }
 
 TEST(StallModel, AnOomKillInTheWindowIsHigh) {
