@@ -24,6 +24,12 @@ void render_overcommit(const OvercommitVerdict& v, MetricSink& sink) {
   gauge(sink, "memdiag_overcommit_supply_bytes",
         "What the node can still hand out without killing: MemAvailable plus SwapFree.",
         static_cast<double>(v.supply_bytes));
+  if (v.promise_exhaustion_seconds) {
+    gauge(sink, "memdiag_overcommit_exhaustion_seconds",
+          "Seconds until the promises coming due, at the rate the unbacked promise fell over the forecast window, "
+          "use up what the node can supply; only while more is promised than the supply.",
+          *v.promise_exhaustion_seconds);
+  }
   if (v.unbacked_to_supply_ratio) {
     gauge(sink, "memdiag_overcommit_unbacked_to_supply_ratio",
           "Unbacked promises over the supply: above 1 the node cannot pay every promise it made.",

@@ -132,6 +132,7 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     w.field("mode_meaning", overcommit_mode_meaning(o.mode));
     w.field("unbacked_bytes", o.unbacked_bytes);
     w.field("supply_bytes", o.supply_bytes);
+    w.field("exhaustion_seconds", o.promise_exhaustion_seconds);
     w.field("unbacked_to_supply_ratio", o.unbacked_to_supply_ratio);
     w.field("commit_limit_ratio", o.commit_limit_ratio);
     w.field("commit_ratio", o.commit_ratio);

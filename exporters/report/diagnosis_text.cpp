@@ -164,6 +164,10 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
            human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str(),
            human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
     }
+    if (o.promise_exhaustion_seconds) {
+      line(out, "  promises coming due use up the supply in ~%.0f s at the last minute's rate",
+           *o.promise_exhaustion_seconds);
+    }
     if (o.commit_ratio) line(out, "  Committed_AS / (RAM + swap): %.2f", *o.commit_ratio);
     if (o.commit_limit_ratio) line(out, "  Committed_AS / CommitLimit: %.2f", *o.commit_limit_ratio);
     wrapped(out, overcommit_mode_meaning(o.mode), "  ");

@@ -40,6 +40,7 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
       !(settings.forecast == settings_.forecast)) {
     node_model_ = StallModel(settings.stall);
     node_trend_ = {};
+    promise_trend_ = {};
     cgroup_figures_ = {};
     for (auto& [path, state] : scopes_) {
       state.hold = {};
@@ -114,6 +115,24 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   node.members = rank_members(node_members, derived.stall->level, settings_.roles, settings_.stall);
   note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
   derived.node_scope = std::move(node);
+
+  // The promises coming due: the unbacked promise's own trend to zero gives its drawdown rate
+  // (unbacked / seconds to zero); at that rate the supply lasts supply / rate, which matters
+  // only when there is more promised than supply (else every promise can be paid).
+  if (derived.overcommit && derived.overcommit->unbacked_bytes && current.system_memory) {
+    OvercommitVerdict& o = *derived.overcommit;
+    const double unbacked = static_cast<double>(*o.unbacked_bytes);
+    const auto to_zero = promise_trend_.add(current.taken_at, unbacked,
+                                            static_cast<double>(current.system_memory->physical_total_bytes),
+                                            settings_.forecast);
+    const double supply = static_cast<double>(o.supply_bytes);
+    if (to_zero && *to_zero > 0 && unbacked > supply) {
+      const double seconds = supply * *to_zero / unbacked;
+      if (seconds <= std::chrono::duration<double>(settings_.forecast.horizon).count()) {
+        o.promise_exhaustion_seconds = seconds;
+      }
+    }
+  }
 
   if (!transitions.empty()) {
     auto timeline = std::make_shared<std::vector<VerdictTransition>>(*timeline_);

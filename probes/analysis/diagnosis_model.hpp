@@ -49,6 +49,7 @@ class DiagnosisModel {
   DiagnosisSettings settings_;
   StallModel node_model_;
   AvailableTrend node_trend_;
+  AvailableTrend promise_trend_;  // the node's unbacked promise, for the drawdown forecast
   VerdictLevel node_logged_ = VerdictLevel::kNone;
   CgroupFigureTracker cgroup_figures_;
   std::unordered_map<std::string, ScopeState> scopes_;

@@ -43,6 +43,12 @@ struct OvercommitVerdict {
   // unbacked / supply: above 1, the node cannot pay every promise it made; absent when either
   // is unknown or the supply is 0.
   std::optional<double> unbacked_to_supply_ratio;
+  // The promises coming due (issue 14, the forecast): while the unbacked promise exceeds the
+  // supply and is being drawn down at a clear rate (the forecast's least-squares line over its
+  // window), the seconds until that rate has used up the supply: supply / rate. Absent
+  // otherwise (the supply outlasts every promise, or no clear drawdown). Computed by the
+  // diagnosis model, which keeps the trend; absent outside the sampler.
+  std::optional<double> promise_exhaustion_seconds;
   // Sum of the leaf cgroups' hard limits over physical memory (DerivedFigures'), if known.
   std::optional<double> cgroup_limit_overcommit_ratio;
 

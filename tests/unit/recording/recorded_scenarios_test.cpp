@@ -233,11 +233,12 @@ TEST(RecordedScenario, NodeWideReclaimStormWithThrashing) {
 }
 
 // The seed's training node (002), overcommit mode 1: a 64 GiB node without swap, 4 GiB
-// available, 100 GiB committed of which 56 GiB is resident; six jobs each promised ~7 GiB more
-// than they hold.
+// available, 100 GiB committed of which 56 GiB is resident at first; six jobs each promised ~7
+// GiB more than they hold. Over the minute the promises come due at 100 MiB/s (the backed part
+// grows, the kernel keeps 4 GiB available by dropping cache).
 std::vector<std::shared_ptr<Snapshot>> mode_always_past_supply() {
   std::vector<std::shared_ptr<Snapshot>> out;
-  for (int t = 0; t <= 5; ++t) {
+  for (int t = 0; t <= 60; ++t) {
     auto s = std::make_shared<Snapshot>();
     s->sequence = static_cast<std::uint64_t>(t + 1);
     s->taken_at = at(t);
@@ -246,7 +247,7 @@ std::vector<std::shared_ptr<Snapshot>> mode_always_past_supply() {
     m.physical_available_bytes = 4 * kGiB;
     m.commit_charge_bytes = 100 * kGiB;
     m.commit_limit_bytes = 32 * kGiB;
-    m.commit_backed_bytes = 56 * kGiB;
+    m.commit_backed_bytes = 56 * kGiB + static_cast<std::uint64_t>(t) * 100 * kMiB;
     s->system_memory = m;
     s->overcommit_policy = OvercommitPolicy{OvercommitMode::kAlways, 50, std::nullopt};
     ProcessSection p;
@@ -268,12 +269,19 @@ std::vector<std::shared_ptr<Snapshot>> mode_always_past_supply() {
 
 TEST(RecordedScenario, ModeAlwaysWithUnbackedPromisesPastTheSupply) {
   const Replayed r = replay(mode_always_past_supply());
+  const OvercommitVerdict& first = *r.second(0).derived.overcommit;
+  EXPECT_EQ(*first.unbacked_bytes, 44 * kGiB);
+  EXPECT_DOUBLE_EQ(*first.unbacked_to_supply_ratio, 11.0);
+  // Ten seconds in, too little of the window for a forecast.
+  EXPECT_FALSE(r.second(10).derived.overcommit->promise_exhaustion_seconds);
   const OvercommitVerdict& o = *r.last().derived.overcommit;
   EXPECT_EQ(o.mode, OvercommitMode::kAlways);
   EXPECT_EQ(o.level, VerdictLevel::kCritical);
-  EXPECT_EQ(*o.unbacked_bytes, 44 * kGiB);
+  EXPECT_EQ(*o.unbacked_bytes, 44 * kGiB - 6000 * kMiB);
   EXPECT_EQ(o.supply_bytes, 4 * kGiB);
-  EXPECT_DOUBLE_EQ(*o.unbacked_to_supply_ratio, 11.0);
+  // Promises coming due at 100 MiB/s use up the 4 GiB supply in 41 s.
+  ASSERT_TRUE(o.promise_exhaustion_seconds);
+  EXPECT_NEAR(*o.promise_exhaustion_seconds, 4096.0 / 100, 0.01);
   EXPECT_EQ(codes(o.reasons), (std::vector<std::string_view>{overcommit_reason::kUnbackedPromises,
                                                              overcommit_reason::kOvercommitAlways}));
   // The holders, largest first: job6 and job5 (8 GiB and some), then job4, job3 (7 GiB).
@@ -288,6 +296,7 @@ TEST(RecordedScenario, ModeAlwaysWithUnbackedPromisesPastTheSupply) {
   EXPECT_NE(text.find("OVERCOMMIT RISK: CRITICAL (mode always)"), std::string::npos) << text;
   EXPECT_NE(text.find("/kubepods.slice/job6"), std::string::npos) << text;
   EXPECT_NE(text.find("vm.overcommit_memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("promises coming due use up the supply in ~41 s"), std::string::npos) << text;
 }
 
 // Mode 2 near CommitLimit: 16 GiB RAM + 4 GiB swap, limit 12 GiB, 11.6 GiB committed and
