@@ -76,7 +76,8 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
              [](const CgroupScope& s) -> std::optional<double> {
                if (!s.analysis.shortfall_bytes) return std::nullopt;
                return static_cast<double>(*s.analysis.shortfall_bytes);
-             });
+             },
+             true);
   each_scope("memdiag_cgroup_forecast_exhaustion_seconds",
              "Seconds until the cgroup's available memory reaches 0 at its trend over diagnosis.forecast.window; "
              "absent without a clear falling trend.",
@@ -100,7 +101,8 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
   for (const CgroupScope& scope : d.cgroup_scopes) {
     take(scope.analysis, scope.cgroup, static_cast<int>(std::count(scope.cgroup.begin(), scope.cgroup.end(), '/')));
   }
-  if (order.empty()) return;
+  // Announced even while no scope stalls (an empty family), like the stall level: the
+  // dashboard's panels and rules on them meet a known name.
   const auto each_member = [&](const char* name, const char* help, auto emit) {
     sink.family(name, help, MetricType::Gauge);
     for (std::string_view path : order) {

@@ -61,6 +61,31 @@ def query(port, expr, at=None):
     return api(port, "query", **params)["result"]
 
 
+def run_prometheus(tmp, target, rules=None):
+    """A real Prometheus on a free loopback port scraping `target` every second (and evaluating
+    `rules`), its data and log in `tmp`: (process, port, log path). The caller stops it."""
+    port = free_port()
+    config = os.path.join(tmp, "prometheus.yml")
+    write(config, "global: {scrape_interval: 1s, evaluation_interval: 1s}\n" +
+                  ("rule_files: ['%s']\n" % rules if rules else "") +
+                  "scrape_configs:\n"
+                  "  - job_name: memdiag\n"
+                  "    static_configs: [{targets: ['%s']}]\n" % target)
+    log_path = os.path.join(tmp, "prometheus.log")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            ["prometheus", "--config.file", config, "--storage.tsdb.path", os.path.join(tmp, "data"),
+             "--web.listen-address", "127.0.0.1:%d" % port],
+            stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent)
+    return proc, port, log_path
+
+
+# Panels whose series exist only while a cgroup scope stalls with members in it (roles, relief,
+# the stalling scopes' shortfall): tests/e2e/test_seed_miniature.py makes such a stall and
+# evaluates them on a real Prometheus; here they are left out, not skipped.
+STALLING_SCOPE_SERIES = ("memdiag_cgroup_pressure_role", "memdiag_cgroup_shortfall_bytes")
+
+
 def dashboard_targets(dashboard):
     """(panel title, target) of every panel, nested rows' panels included, in dashboard order."""
     def walk(panels):
@@ -123,19 +148,7 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
         self.fail("waited %d s for %s%s" % (DEADLINE, what, detail()))
 
     def start_prometheus(self, target):
-        self.prom_port = free_port()
-        config = os.path.join(self.tmp, "prometheus.yml")
-        write(config, "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                      "rule_files: ['%s']\n"
-                      "scrape_configs:\n"
-                      "  - job_name: memdiag\n"
-                      "    static_configs: [{targets: ['%s']}]\n" % (RULES, target))
-        self.prom_log = os.path.join(self.tmp, "prometheus.log")
-        with open(self.prom_log, "w") as log:
-            self.prom = subprocess.Popen(
-                ["prometheus", "--config.file", config, "--storage.tsdb.path", os.path.join(self.tmp, "data"),
-                 "--web.listen-address", "127.0.0.1:%d" % self.prom_port],
-                stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent)
+        self.prom, self.prom_port, self.prom_log = run_prometheus(self.tmp, target, RULES)
 
     def make_cgroup_data(self):
         """An OOM kill, then page cache at the limit, in a 64 MiB v1 memory cgroup: data for the
@@ -195,6 +208,9 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             unmet = self.unmet_requirements(here, cgroup)
             panels = []  # [title, target, expression as run, result]
             for title, target in targets:
+                if any(series in target["expr"] for series in STALLING_SCOPE_SERIES):
+                    print("panel %r: evaluated by test_seed_miniature.py (needs a stalling scope)" % title)
+                    continue
                 expr = target["expr"]
                 for name, value in variables.items():
                     expr = expr.replace("${%s}" % name, value).replace("$" + name, value)

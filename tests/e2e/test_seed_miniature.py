@@ -4,8 +4,10 @@ growing anonymous memory much faster, until the parent is at its limit and the r
 cache is evicted under them. The real daemon (sampling every 500 ms) must raise the parent's
 stall level within 3 s of the parent's stall starting (the kernel's own PSI of its cgroup2
 twin, polled every 50 ms; the latency is printed), rank the grower first among the contributors
-and the readers as victims, log the parent's rise once with its top contributor, name it in
-`memdiagd diagnose` (JSON and text), and bring the level back to none after the jobs end.
+and the readers as victims (in its metrics, and in the dashboard's roles, relief and shortfall
+panels as a real Prometheus scraping it evaluates them), log the parent's rise once with its top
+contributor, name it in `memdiagd diagnose` (JSON and text), and bring the level back to none
+after the jobs end.
 """
 import json
 import os
@@ -18,6 +20,8 @@ import time
 import unittest
 
 from harness import MEMDIAGD, UNIFIED, Daemon, V1Cgroup, V1_MEMORY, wait_for_calm_memory, wait_until
+from test_prometheus import (DASHBOARD, STALLING_SCOPE_SERIES, dashboard_targets, labels_shown, promql_regex_literal,
+                             query, run_prometheus)
 
 MiB = 1 << 20
 LIMIT = 640 * MiB
@@ -95,6 +99,10 @@ class SeedInMiniatureTest(unittest.TestCase):
             f.write("sampler: {interval: 500ms, ring: 240}\n")
         with Daemon("--config", config) as d:
             d.wait_ready()
+            # A real Prometheus scraping it, for the dashboard panels that need a stalling scope
+            # (test_prometheus.py leaves them to this test).
+            prom, prom_port, prom_log = run_prometheus(self.tmp, d.address)
+            self.addCleanup(lambda: (prom.kill(), prom.wait()))
             parent = self.path()
             wait_until(lambda: labelled(d.samples(), "memdiag_cgroup_stall_level", parent).get(
                 '{cgroup="%s"}' % parent) == 0, 30, "the parent judged as a scope, calm")
@@ -146,6 +154,44 @@ class SeedInMiniatureTest(unittest.TestCase):
             ratio = {job: labelled(s, "memdiag_cgroup_contribution_ratio", self.path(job)) for job in self.jobs}
             grower_ratio = list(ratio["grower"].values())[0]
             self.assertTrue(all(grower_ratio > list(ratio[r].values())[0] for r in ("reader1", "reader2")), ratio)
+
+            # The dashboard's panels of roles, relief and shortfall, as Prometheus evaluates them:
+            # each returns data with the labels it shows; the roles panel names the grower a
+            # contributor and the readers victims in the parent's scope, the relief panel the
+            # grower's relief.
+            with open(DASHBOARD) as f:
+                targets = [(title, t) for title, t in dashboard_targets(json.load(f))
+                           if any(series in t["expr"] for series in STALLING_SCOPE_SERIES)]
+            self.assertGreaterEqual(len(targets), 3)
+            instance = promql_regex_literal(d.address)
+
+            def evaluated():
+                out = {}
+                for title, target in targets:
+                    try:
+                        result = query(prom_port, target["expr"].replace("$instance", instance))
+                    except OSError:
+                        return None  # Prometheus still starting
+                    if not result:
+                        return None
+                    out[target["expr"]] = (title, target, result)
+                return out
+            panels = wait_until(evaluated, 30, "every stalling-scope panel to return data in Prometheus")
+            for title, target, result in panels.values():
+                for series in result:
+                    for label in labels_shown(target):
+                        self.assertTrue(series["metric"].get(label), (title, series["metric"], label))
+                by_cgroup = {s["metric"]["cgroup"]: s for s in result}
+                if "memdiag_cgroup_contribution_ratio" in target["expr"]:
+                    self.assertEqual(by_cgroup[self.path("grower")]["metric"]["role"], "contributor", result)
+                    self.assertEqual(by_cgroup[self.path("grower")]["metric"]["scope"], parent, result)
+                    for reader in ("reader1", "reader2"):
+                        self.assertEqual(by_cgroup[self.path(reader)]["metric"]["role"], "victim", result)
+                elif "memdiag_cgroup_relief_bytes" in target["expr"]:
+                    self.assertEqual(set(by_cgroup), {self.path("grower")}, result)
+                    self.assertGreater(float(by_cgroup[self.path("grower")]["value"][1]), 300 * MiB)
+                else:
+                    self.assertIn(parent, by_cgroup, (title, result))
 
             # The report, from the running daemon, names the scope, its contributor and victims.
             url = "http://%s/api/v1/diagnosis" % d.address
