@@ -101,7 +101,16 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     scope.analysis.members = rank_members(scope_members[i], scope.stall.level, settings_.roles, settings_.stall);
     note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
   }
-  std::erase_if(scopes_, [&](const auto& entry) { return entry.second.seen != samples_; });
+  // A scope that is gone (its cgroup removed, its limit lifted, or no longer exported) ends its
+  // story in the timeline and the log, instead of seeming to stall on forever.
+  std::erase_if(scopes_, [&](const auto& entry) {
+    if (entry.second.seen == samples_) return false;
+    if (entry.second.logged != VerdictLevel::kNone) {
+      transitions.push_back(VerdictTransition{current.taken_at, entry.first, entry.second.logged, VerdictLevel::kNone,
+                                              "gone: the cgroup was removed, lost its limit or is no longer exported"});
+    }
+    return true;
+  });
 
   // The node as a scope.
   ScopeAnalysis node;

@@ -202,6 +202,29 @@ TEST(DiagnosisModel, AMemcgStallNamesItsScopeContributorAndVictims) {
   EXPECT_EQ(kept[60]->derived.timeline->size(), transitions.size());
 }
 
+// The stalling cgroup is removed mid-stall (the job's pod deleted): its story ends with a
+// transition to none saying why, not a level that seems to hold forever.
+TEST(DiagnosisModel, AStallingScopeThatIsGoneEndsItsStory) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::vector<VerdictTransition> transitions;
+  for (int t = 0; t <= 20; ++t) {
+    auto s = Scenario::at_second(t);
+    if (t >= 15) s->cgroups->cgroups.clear();
+    for (auto& tr : model.assess(*s, ring)) transitions.push_back(tr);
+    ring.push_back(s);
+  }
+  ASSERT_FALSE(transitions.empty());
+  const VerdictTransition& last = transitions.back();
+  EXPECT_EQ(last.scope, "/jobs");
+  EXPECT_EQ(last.from, VerdictLevel::kHigh);
+  EXPECT_EQ(last.to, VerdictLevel::kNone);
+  EXPECT_EQ(last.at, at(15));
+  EXPECT_NE(last.evidence.find("gone"), std::string::npos) << last.evidence;
+  EXPECT_EQ(std::count_if(transitions.begin(), transitions.end(), [](const VerdictTransition& t) { return t.scope == "/jobs"; }),
+            3);  // medium, high, gone
+}
+
 TEST(DiagnosisModel, TheRiseIsLoggedWithItsTopContributor) {
   analysis::DiagnosisModel model;
   std::vector<SnapshotPtr> ring;
