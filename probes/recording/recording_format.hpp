@@ -37,6 +37,9 @@ enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };
 inline constexpr std::size_t kMaxFrameBytes = 64u << 20;   // one snapshot
 inline constexpr std::size_t kMaxStringBytes = 1u << 20;   // one string
 inline constexpr std::size_t kMaxStrings = 1u << 22;       // distinct strings in a file
+// Entries of one list: above every cap a source has (max_cgroups is at most 100000), so garbage
+// cannot ask for millions of cgroups from a large frame.
+inline constexpr std::size_t kMaxListEntries = 1u << 17;
 
 // Who made the recording, where and how often it sampled.
 struct RecordingHeader {

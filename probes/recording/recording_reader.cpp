@@ -172,11 +172,14 @@ class RecordingReader::Decoder {
     return v.value_or(0);
   }
   // A list's length: each entry takes at least one byte, so one longer than what is left of the
-  // frame is garbage.
+  // frame is garbage, and so is one longer than any source makes.
   std::uint64_t count() {
     const std::uint64_t n = get();
     if (!error_ && n > in_.size() - pos_) {
       fail("a list of " + std::to_string(n) + " entries in the " + std::to_string(in_.size() - pos_) + " bytes left");
+    }
+    if (!error_ && n > kMaxListEntries) {
+      fail("a list of " + std::to_string(n) + " entries (at most " + std::to_string(kMaxListEntries) + ")");
     }
     return error_ ? 0 : n;
   }

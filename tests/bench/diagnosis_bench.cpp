@@ -16,6 +16,9 @@
 //   Scrape/diagnosis_on   the /metrics text of that snapshot, and
 //   Scrape/diagnosis_off  of the same snapshot without its derived figures: the ratio is what
 //                         the diagnosis adds to a scrape (target: within 1.1x)
+//   Record/snapshot       `memdiagd record`'s cost per sample: that snapshot (500 cgroups) as a
+//                         recording frame after the one before it (bytes per frame counted)
+//   Replay/snapshot       `diagnose --replay`'s per snapshot: the frame read back and assessed
 //
 // The ring is 300 real snapshots of this machine's /proc, taken back to back and stamped one
 // second apart; the cgroups are made up (this machine has no 500 cgroups), shaped like a
@@ -34,9 +37,12 @@
 #include "exporters/report/diagnosis_report.hpp"
 #include "probes/analysis/derive_figures.hpp"
 #include "probes/analysis/diagnosis_model.hpp"
+#include "probes/analysis/diagnosis_replay.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/catalog/source_catalog.hpp"
 #include "probes/core/snapshot_store.hpp"
+#include "probes/recording/recording_reader.hpp"
+#include "probes/recording/recording_writer.hpp"
 #include "tests/bench/recording_reporter.hpp"
 
 namespace {
@@ -223,6 +229,51 @@ void BM_Scrape(benchmark::State& state, bool diagnosis) {
   state.counters["bytes"] = static_cast<double>(body.size());
 }
 
+// Two consecutive snapshots with the 500 cgroups, the second a second after the first.
+std::pair<const Snapshot*, const Snapshot*> last_two() {
+  const Ring& r = ring();
+  return {r.before.back().get(), r.current.get()};
+}
+
+void BM_RecordSnapshot(benchmark::State& state) {
+  const auto [previous, current] = last_two();
+  memdiag::recording::RecordingWriter writer;
+  writer.begin({});
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    // Alternating, so each frame is written after a different one, as a live recording's are.
+    auto frame = writer.append(writer.snapshots() % 2 ? *previous : *current);
+    bytes = frame.size();
+    benchmark::DoNotOptimize(frame);
+  }
+  state.counters["bytes_per_frame"] = static_cast<double>(bytes);
+}
+
+void BM_ReplaySnapshot(benchmark::State& state) {
+  const auto [previous, current] = last_two();
+  // A recording of the ring's cgroup snapshots, read back and assessed again and again.
+  std::vector<const Snapshot*> frames;
+  for (std::size_t i = ring().before.size() - kCgroupSnapshots + 1; i < ring().before.size(); ++i) {
+    frames.push_back(ring().before[i].get());
+  }
+  frames.push_back(current);
+  (void)previous;
+  const std::string bytes = memdiag::recording::encode_recording({}, frames);
+  std::size_t snapshots = 0;
+  for (auto _ : state) {
+    auto reader = memdiag::recording::RecordingReader::open(bytes);
+    memdiag::analysis::DiagnosisReplay replay({}, kRing);
+    for (;;) {
+      auto next = reader->next();
+      if (!next || !*next) break;
+      replay.add(std::move(**next));
+    }
+    snapshots = reader->snapshots();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * snapshots));
+  state.counters["snapshots"] = static_cast<double>(snapshots);
+}
+
 void BM_RingRecent(benchmark::State& state) {
   memdiag::SnapshotStore store(kRing);
   for (const SnapshotPtr& s : ring().before) store.publish(s);
@@ -249,6 +300,8 @@ int main(int argc, char** argv) {
     cpu(benchmark::RegisterBenchmark("Scrape/diagnosis_off", BM_Scrape, false));
     cpu(benchmark::RegisterBenchmark("Scrape/diagnosis_on", BM_Scrape, true));
   }
+  cpu(benchmark::RegisterBenchmark("Record/snapshot", BM_RecordSnapshot));
+  cpu(benchmark::RegisterBenchmark("Replay/recording", BM_ReplaySnapshot));
   memdiag::bench::RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const double sample_us = reporter.cpu_us("Sample/node_sources");
@@ -261,7 +314,10 @@ int main(int argc, char** argv) {
             << "\ndiagnosis report as JSON: " << reporter.cpu_us("Report/json") << " us CPU (target < 5000 us)"
             << "\nscrape with the diagnosis / without: " << reporter.cpu_us("Scrape/diagnosis_on") << " / "
             << reporter.cpu_us("Scrape/diagnosis_off") << " us, ratio "
-            << reporter.cpu_us("Scrape/diagnosis_on") / reporter.cpu_us("Scrape/diagnosis_off") << " (target <= 1.1)\n";
+            << reporter.cpu_us("Scrape/diagnosis_on") / reporter.cpu_us("Scrape/diagnosis_off") << " (target <= 1.1)"
+            << "\nrecording a snapshot with 500 cgroups: " << reporter.cpu_us("Record/snapshot")
+            << " us CPU, against a sample of the node sources: ratio "
+            << reporter.cpu_us("Record/snapshot") / sample_us << "\n";
   benchmark::Shutdown();
   return 0;
 }

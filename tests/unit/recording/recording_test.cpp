@@ -300,6 +300,22 @@ TEST(Recording, HugeLengthsAndCountsAreRefusedBeforeAllocating) {
   auto list = decode_recording(rec);
   ASSERT_FALSE(list.ok());
   EXPECT_NE(list.error().message.find("a list of 1073741824 entries"), std::string::npos) << list.error().message;
+
+  // And one of 200,000 in a frame that has the bytes: more than any source makes.
+  std::string many = writer.begin(header());
+  std::string big;
+  for (int i = 0; i < 3; ++i) append_varint(big, 0);
+  append_varint(big, zigzag(0, 0));
+  append_varint(big, zigzag(1, 0));
+  append_varint(big, zigzag(200000, 0));
+  big.append(300000, '\0');
+  many.push_back('S');
+  append_varint(many, big.size());
+  many += big;
+  auto capped = decode_recording(many);
+  ASSERT_FALSE(capped.ok());
+  EXPECT_NE(capped.error().message.find("a list of 200000 entries (at most 131072)"), std::string::npos)
+      << capped.error().message;
 }
 
 TEST(Recording, OtherVersionsTimeGoingBackAndTrailingBytesAreRefused) {
