@@ -294,11 +294,14 @@ class Loader {
   void load_roles(const YAML::Node& node, analysis::RoleSettings& r) const {
     const std::string prefix = "diagnosis.roles";
     expect_map(node, prefix);
-    for_each_key(node, prefix, {"contributor_min_ratio", "headroom_ratio", "growth_half_life", "max_members"},
+    for_each_key(node, prefix,
+                 {"contributor_min_ratio", "contributor_min_scope_ratio", "headroom_ratio", "growth_half_life",
+                  "max_members"},
                  [&](const std::string& key, const YAML::Node& v) {
                    const std::string full = prefix + "." + key;
                    using std::chrono::milliseconds;
                    if (key == "contributor_min_ratio") r.contributor_min_ratio = ratio(v, full);
+                   if (key == "contributor_min_scope_ratio") r.contributor_min_scope_ratio = ratio(v, full);
                    if (key == "headroom_ratio") r.headroom_ratio = ratio(v, full);
                    if (key == "growth_half_life") {
                      r.growth_half_life = duration_between(v, full, milliseconds(1000), milliseconds(600000));

@@ -71,6 +71,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
   std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes
   std::vector<std::vector<MemberFigures>> scope_members;
+  std::vector<std::uint64_t> scope_sizes;  // each scope's limit, for the contributors' size floor
   for (const CgroupFigures& f : figures) {
     if (!f.size_bytes) continue;
     CgroupScope scope;
@@ -88,6 +89,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     scope_at.emplace(f.sample->path, derived.cgroup_scopes.size());
     derived.cgroup_scopes.push_back(std::move(scope));
     scope_members.emplace_back();
+    scope_sizes.push_back(*f.size_bytes);
   }
   std::vector<MemberFigures> node_members;
   for (const CgroupFigures& f : figures) {
@@ -98,7 +100,8 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   }
   for (std::size_t i = 0; i < derived.cgroup_scopes.size(); ++i) {
     CgroupScope& scope = derived.cgroup_scopes[i];
-    scope.analysis.members = rank_members(scope_members[i], scope.stall.level, settings_.roles, settings_.stall);
+    scope.analysis.members =
+        rank_members(scope_members[i], scope.stall.level, scope_sizes[i], settings_.roles, settings_.stall);
     note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
   }
   // A scope that is gone (its cgroup removed, its limit lifted, or no longer exported) ends its
@@ -121,7 +124,9 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(m.physical_available_bytes),
                                               static_cast<double>(m.physical_total_bytes), settings_.forecast);
   }
-  node.members = rank_members(node_members, derived.stall->level, settings_.roles, settings_.stall);
+  node.members = rank_members(node_members, derived.stall->level,
+                              current.system_memory ? current.system_memory->physical_total_bytes : 0, settings_.roles,
+                              settings_.stall);
   note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
   derived.node_scope = std::move(node);
 

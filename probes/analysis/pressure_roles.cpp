@@ -9,7 +9,8 @@
 namespace memdiag::analysis {
 
 std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
-                                      const RoleSettings& roles, const StallThresholds& stall) {
+                                      std::uint64_t scope_size_bytes, const RoleSettings& roles,
+                                      const StallThresholds& stall) {
   std::vector<ScopeMember> ranked;
   if (scope_level == VerdictLevel::kNone || members.empty()) return ranked;
   double held = 0, grown = 0;
@@ -37,7 +38,12 @@ std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members,
     out.stall_ratio = m.stall_ratio;
     out.refault_ratio = m.refault_ratio;
     out.unbacked_promise_bytes = m.unbacked_promise_bytes;
-    const bool contributes = held_share >= roles.contributor_min_ratio || growth_share >= roles.contributor_min_ratio;
+    const double size_floor = roles.contributor_min_scope_ratio * static_cast<double>(scope_size_bytes);
+    const double half_life_s = std::chrono::duration<double>(roles.growth_half_life).count();
+    const bool sizeable = static_cast<double>(m.footprint_bytes) >= size_floor ||
+                          std::max(0.0, m.growth_bytes_per_second) * half_life_s >= size_floor;
+    const bool contributes =
+        sizeable && (held_share >= roles.contributor_min_ratio || growth_share >= roles.contributor_min_ratio);
     const bool stalls = m.stall_ratio && *m.stall_ratio >= stall.psi_some[0];
     const bool thrashes = m.refault_ratio && *m.refault_ratio >= stall.refault_ratio[0];
     if (contributes) {

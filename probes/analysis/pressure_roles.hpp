@@ -4,7 +4,10 @@
 //   swap: what reclaim cannot take back without swap), half its share of the footprint's growth.
 //   Size counts as well as growth: a job that has finished growing and holds its memory still
 //   presses on everyone else's page cache (oomd likewise kills by size or growth).
-// - a **contributor** holds or grows at least `contributor_min_ratio` of it; a **victim** is
+// - a **contributor** holds or grows at least `contributor_min_ratio` of it, and is of some
+//   size for the scope: it holds, or grows per growth half-life, `contributor_min_scope_ratio`
+//   of the scope's size (a 240 KiB job alone in a 512 MiB cgroup is not what stalls it: seen in
+//   a real recording, tests/fixtures/recordings/page-cache-streaming); a **victim** is
 //   any other member that stalls (PSI some, or eBPF stall time, at the stall model's low
 //   threshold) or thrashes (refaults at the low threshold): it suffers without being the cause.
 // - **relief**: what stopping a contributor would free for certain (its anon and swap), against
@@ -26,6 +29,7 @@ namespace memdiag::analysis {
 
 struct RoleSettings {
   double contributor_min_ratio = 0.10;
+  double contributor_min_scope_ratio = 0.01;
   // Headroom a scope should have: 10 % of it free (for the node, MemAvailable; for a cgroup,
   // its limit less its working set). The kubelet's default eviction threshold is 100 MiB, lmkd
   // and oomd act on pressure alone; a share scales from a 1 GiB pod to a 1 TiB node.
@@ -47,9 +51,11 @@ struct MemberFigures {
 };
 
 // The ranked members with a role (at most max_members contributors and max_members victims);
-// empty when `scope_level` is none.
+// empty when `scope_level` is none. `scope_size_bytes`: the node's memory or the cgroup's limit
+// (0: unknown, no size floor).
 std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
-                                      const RoleSettings& roles, const StallThresholds& stall);
+                                      std::uint64_t scope_size_bytes, const RoleSettings& roles,
+                                      const StallThresholds& stall);
 
 // What is missing to the headroom target of a scope of `size_bytes` with `available_bytes`.
 std::uint64_t shortfall_bytes(std::uint64_t size_bytes, std::uint64_t available_bytes, const RoleSettings& roles);

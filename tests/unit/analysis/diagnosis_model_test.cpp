@@ -90,7 +90,7 @@ TEST(PressureRoles, TheGrowerAndTheHolderContributeTheStalledAreVictims) {
       member("/jobs/holder", 300, 0, 0.20),       // holds much, stalls too: a contributor
       member("/jobs/reader2", 20, 0, std::nullopt, 0.5),  // thrashes, no stall figure
   };
-  const auto ranked = analysis::rank_members(members, VerdictLevel::kHigh, roles, stall);
+  const auto ranked = analysis::rank_members(members, VerdictLevel::kHigh, 0, roles, stall);
   ASSERT_EQ(ranked.size(), 4u);
   EXPECT_EQ(ranked[0].cgroup, "/jobs/grower");
   EXPECT_EQ(ranked[0].role, PressureRole::kContributor);
@@ -107,13 +107,13 @@ TEST(PressureRoles, TheGrowerAndTheHolderContributeTheStalledAreVictims) {
   double sum = 0;
   analysis::RoleSettings everyone = roles;
   everyone.contributor_min_ratio = 0;
-  for (const auto& m : analysis::rank_members(members, VerdictLevel::kHigh, everyone, stall)) sum += m.contribution_ratio;
+  for (const auto& m : analysis::rank_members(members, VerdictLevel::kHigh, 0, everyone, stall)) sum += m.contribution_ratio;
   EXPECT_NEAR(sum, 1.0, 1e-9);
 
-  EXPECT_TRUE(analysis::rank_members(members, VerdictLevel::kNone, roles, stall).empty()) << "no roles while calm";
+  EXPECT_TRUE(analysis::rank_members(members, VerdictLevel::kNone, 0, roles, stall).empty()) << "no roles while calm";
   analysis::RoleSettings two = roles;
   two.max_members = 1;
-  const auto capped = analysis::rank_members(members, VerdictLevel::kHigh, two, stall);
+  const auto capped = analysis::rank_members(members, VerdictLevel::kHigh, 0, two, stall);
   ASSERT_EQ(capped.size(), 2u);  // one contributor, one victim
   EXPECT_EQ(capped[0].cgroup, "/jobs/grower");
   EXPECT_EQ(capped[1].cgroup, "/jobs/reader1");
@@ -124,12 +124,31 @@ TEST(PressureRoles, SixEqualJobsAllContribute) {
   std::vector<analysis::MemberFigures> members;
   const std::string names[] = {"/j1", "/j2", "/j3", "/j4", "/j5", "/j6"};
   for (const auto& n : names) members.push_back(member(n, 3000, 0, 0.5));
-  const auto ranked = analysis::rank_members(members, VerdictLevel::kCritical, {}, {});
+  const auto ranked = analysis::rank_members(members, VerdictLevel::kCritical, 0, {}, {});
   ASSERT_EQ(ranked.size(), 5u);  // max_members
   for (const auto& m : ranked) {
     EXPECT_EQ(m.role, PressureRole::kContributor);
     EXPECT_NEAR(m.contribution_ratio, 1.0 / 6, 1e-9);
   }
+}
+
+// The streaming recording's case: one member, alone in its 512 MiB scope, holding 240 KiB and
+// growing 4 KiB/s: all of the members' footprint, none of the scope. Not a contributor; a
+// member holding 1 % of the scope, or growing by that much per half-life, is.
+TEST(PressureRoles, AContributorIsOfSomeSizeForItsScope) {
+  const std::uint64_t scope = 512 * kMiB;
+  analysis::MemberFigures tiny;
+  tiny.cgroup = "/stream";
+  tiny.footprint_bytes = 240 * 1024;
+  tiny.growth_bytes_per_second = 4096;
+  EXPECT_TRUE(analysis::rank_members({tiny}, VerdictLevel::kLow, scope, {}, {}).empty());
+  EXPECT_EQ(analysis::rank_members({tiny}, VerdictLevel::kLow, 0, {}, {}).size(), 1u) << "no size known: no floor";
+  analysis::MemberFigures holder = tiny;
+  holder.footprint_bytes = 6 * kMiB;  // > 5.12 MiB
+  EXPECT_EQ(analysis::rank_members({holder}, VerdictLevel::kLow, scope, {}, {}).size(), 1u);
+  analysis::MemberFigures grower = tiny;
+  grower.growth_bytes_per_second = 600 * 1024;  // x 10 s > 5.12 MiB
+  EXPECT_EQ(analysis::rank_members({grower}, VerdictLevel::kLow, scope, {}, {}).size(), 1u);
 }
 
 TEST(PressureRoles, ShortfallIsWhatIsMissingToTheHeadroom) {
