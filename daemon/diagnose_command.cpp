@@ -13,6 +13,7 @@
 #include "daemon/http_client.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
+#include "daemon/subcommand_args.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "probes/analysis/diagnosis_replay.hpp"
 #include "probes/recording/recording_reader.hpp"
@@ -146,48 +147,30 @@ std::string diagnosis_url_for(const std::string& listen_address) {
 
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args) {
   DiagnoseOptions options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> value;
-    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
-      continue;
-    }
-    if (arg == "--allow-truncated") {
-      options.allow_truncated = true;
-      continue;
-    }
-    static const std::vector<std::string_view> kFlags = {"--url",   "--config",  "--duration", "--format",
-                                                         "--since", "--timeout", "--replay",   "--allow-truncated"};
-    if (std::find(kFlags.begin(), kFlags.end(), arg) == kFlags.end()) {
-      std::string message = "unknown argument '" + args[i] + "'";
-      if (auto hint = closest_match(arg, kFlags)) message += "; did you mean '" + *hint + "'?";
-      return make_error(message);
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) return make_error(arg + " needs a value");
-      value = args[++i];
-    }
+  auto split = split_subcommand_args(
+      args, {"--url", "--config", "--duration", "--format", "--since", "--timeout", "--replay"}, {"--allow-truncated"});
+  if (!split) return split.error();
+  for (const auto& [arg, value] : *split) {
     auto duration = [&](std::optional<std::chrono::milliseconds>& into) -> Status {
-      auto parsed = parse_duration(*value);
+      auto parsed = parse_duration(value);
       if (!parsed) return make_error(arg + ": " + parsed.error().message);
       if (parsed->count() <= 0) return make_error(arg + " must be above 0");
       into = *parsed;
       return Ok{};
     };
-    if (arg == "--url") {
-      options.url = *value;
+    if (arg == "--help") {
+      options.help = true;
+    } else if (arg == "--allow-truncated") {
+      options.allow_truncated = true;
+    } else if (arg == "--url") {
+      options.url = value;
     } else if (arg == "--config") {
-      options.config_path = *value;
+      options.config_path = value;
     } else if (arg == "--replay") {
-      options.replay = *value;
+      options.replay = value;
     } else if (arg == "--format") {
-      if (*value != "text" && *value != "json") return make_error("--format must be text or json, not '" + *value + "'");
-      options.json = *value == "json";
+      if (value != "text" && value != "json") return make_error("--format must be text or json, not '" + value + "'");
+      options.json = value == "json";
     } else if (arg == "--duration") {
       if (auto st = duration(options.duration); !st) return st.error();
     } else if (arg == "--since") {

@@ -17,6 +17,7 @@
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
+#include "daemon/subcommand_args.hpp"
 #include "probes/recording/recording_writer.hpp"
 
 namespace memdiag {
@@ -81,36 +82,19 @@ std::string record_usage() {
 Expected<RecordOptions> parse_record_args(const std::vector<std::string>& args) {
   RecordOptions options;
   bool have_output = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> value;
-    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    if (arg == "--help" || arg == "-h") {
+  auto split = split_subcommand_args(args, {"--output", "--duration", "--config", "--interval", "--max-size"});
+  if (!split) return split.error();
+  for (const auto& [arg, value] : *split) {
+    if (arg == "--help") {
       options.help = true;
-      continue;
-    }
-    static const std::vector<std::string_view> kFlags = {"--output", "--duration", "--config", "--interval",
-                                                         "--max-size"};
-    if (std::find(kFlags.begin(), kFlags.end(), arg) == kFlags.end()) {
-      std::string message = "unknown argument '" + args[i] + "'";
-      if (auto hint = closest_match(arg, kFlags)) message += "; did you mean '" + *hint + "'?";
-      return make_error(message);
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) return make_error(arg + " needs a value");
-      value = args[++i];
-    }
-    if (arg == "--output") {
-      if (value->empty()) return make_error("--output needs a file name");
-      options.output = *value;
+    } else if (arg == "--output") {
+      if (value.empty()) return make_error("--output needs a file name");
+      options.output = value;
       have_output = true;
     } else if (arg == "--config") {
-      options.config_path = *value;
+      options.config_path = value;
     } else if (arg == "--duration" || arg == "--interval") {
-      auto parsed = parse_duration(*value);
+      auto parsed = parse_duration(value);
       if (!parsed) return make_error(arg + ": " + parsed.error().message);
       if (arg == "--duration") {
         if (parsed->count() <= 0) return make_error("--duration must be above 0");
@@ -122,9 +106,9 @@ Expected<RecordOptions> parse_record_args(const std::vector<std::string>& args) 
     } else if (arg == "--max-size") {
       char* end = nullptr;
       errno = 0;
-      const unsigned long long mib = std::strtoull(value->c_str(), &end, 10);
-      if (value->empty() || *end != '\0' || errno != 0 || mib == 0 || mib > (1ull << 20)) {
-        return make_error("--max-size must be a number of MiB from 1 to 1048576, not '" + *value + "'");
+      const unsigned long long mib = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno != 0 || mib == 0 || mib > (1ull << 20)) {
+        return make_error("--max-size must be a number of MiB from 1 to 1048576, not '" + value + "'");
       }
       options.max_bytes = mib << 20;
     }

@@ -45,6 +45,17 @@ void add_fixed(StallVerdict& v, std::string_view code, double value, double thre
   v.reasons.push_back(VerdictReason{code, value, threshold, level});
 }
 
+// Whether tasks waited for memory a noticeable share of the window: PSI some at its low
+// threshold, or without PSI the eBPF stall time at its own; nullopt with neither measure.
+std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresholds& t) {
+  if (f.psi_some_ratio) return *f.psi_some_ratio >= t.psi_some[0];
+  if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
+    return *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio >=
+           t.stall_seconds_per_second[0];
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void judge_stall(StallVerdict& v, const StallThresholds& t) {
@@ -87,14 +98,7 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
   // every page it reads again and waits ~1 % of the time (a real recording on this machine,
   // tests/fixtures/recordings/page-cache-streaming). With no stall measure at all, refaults are
   // the best there is.
-  std::optional<bool> stalled;
-  if (f.psi_some_ratio) {
-    stalled = *f.psi_some_ratio >= t.psi_some[0];
-  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
-    stalled = *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio >=
-              t.stall_seconds_per_second[0];
-  }
-  if (f.refault_ratio && stalled.value_or(true)) {
+  if (f.refault_ratio && waiting_noticeably(f, t).value_or(true)) {
     add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
   }
   if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
@@ -168,13 +172,7 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
     v.signals.push_back(stall_signal::kCanary);
     // Calm: tasks waited less than the low threshold in this window (by PSI, else eBPF); with
     // neither, every cycle counts.
-    bool calm = true;
-    if (f.psi_some_ratio) {
-      calm = *f.psi_some_ratio < t.psi_some[0];
-    } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
-      calm = *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio <
-             t.stall_seconds_per_second[0];
-    }
+    const bool calm = !waiting_noticeably(f, t).value_or(false);
     f.fault_latency_ratio = faults_.update(current.canary->node, current.taken_at, calm);
   }
 

@@ -250,14 +250,13 @@ void BM_RecordSnapshot(benchmark::State& state) {
 }
 
 void BM_ReplaySnapshot(benchmark::State& state) {
-  const auto [previous, current] = last_two();
+  const Snapshot* current = last_two().second;
   // A recording of the ring's cgroup snapshots, read back and assessed again and again.
   std::vector<const Snapshot*> frames;
   for (std::size_t i = ring().before.size() - kCgroupSnapshots + 1; i < ring().before.size(); ++i) {
     frames.push_back(ring().before[i].get());
   }
   frames.push_back(current);
-  (void)previous;
   const std::string bytes = memdiag::recording::encode_recording({}, frames);
   std::size_t snapshots = 0;
   for (auto _ : state) {
