@@ -150,7 +150,10 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
   auto split = split_subcommand_args(
       args, {"--url", "--config", "--duration", "--format", "--since", "--timeout", "--replay"}, {"--allow-truncated"});
   if (!split) return split.error();
-  for (const auto& [arg, value] : *split) {
+  for (const SubcommandArg& each : *split) {
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& arg = each.flag;
+    const std::string& value = each.value;
     auto duration = [&](std::optional<std::chrono::milliseconds>& into) -> Status {
       auto parsed = parse_duration(value);
       if (!parsed) return make_error(arg + ": " + parsed.error().message);

@@ -84,7 +84,10 @@ Expected<RecordOptions> parse_record_args(const std::vector<std::string>& args) 
   bool have_output = false;
   auto split = split_subcommand_args(args, {"--output", "--duration", "--config", "--interval", "--max-size"});
   if (!split) return split.error();
-  for (const auto& [arg, value] : *split) {
+  for (const SubcommandArg& each : *split) {
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& arg = each.flag;
+    const std::string& value = each.value;
     if (arg == "--help") {
       options.help = true;
     } else if (arg == "--output") {
