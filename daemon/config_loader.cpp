@@ -295,13 +295,14 @@ class Loader {
     const std::string prefix = "diagnosis.roles";
     expect_map(node, prefix);
     for_each_key(node, prefix,
-                 {"contributor_min_ratio", "contributor_min_scope_ratio", "headroom_ratio", "growth_half_life",
-                  "max_members"},
+                 {"contributor_min_ratio", "contributor_min_scope_ratio", "promise_weight", "headroom_ratio",
+                  "growth_half_life", "max_members"},
                  [&](const std::string& key, const YAML::Node& v) {
                    const std::string full = prefix + "." + key;
                    using std::chrono::milliseconds;
                    if (key == "contributor_min_ratio") r.contributor_min_ratio = ratio(v, full);
                    if (key == "contributor_min_scope_ratio") r.contributor_min_scope_ratio = ratio(v, full);
+                   if (key == "promise_weight") r.promise_weight = ratio(v, full);
                    if (key == "headroom_ratio") r.headroom_ratio = ratio(v, full);
                    if (key == "growth_half_life") {
                      r.growth_half_life = duration_between(v, full, milliseconds(1000), milliseconds(600000));

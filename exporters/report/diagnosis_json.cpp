@@ -73,6 +73,25 @@ void members(JsonWriter& w, std::string_view name, const ScopeAnalysis& scope, P
   w.end_array();
 }
 
+void processes(JsonWriter& w, const ScopeAnalysis& scope) {
+  w.key("processes");
+  w.begin_array();
+  for (const ScopeProcess& p : scope.processes) {
+    w.begin_object();
+    w.field("pid", static_cast<std::uint64_t>(p.pid));
+    w.field("comm", p.comm);
+    w.field("cgroup", p.cgroup);
+    w.field("contribution_ratio", p.contribution_ratio);
+    w.field("footprint_bytes", p.footprint_bytes);
+    w.field("growth_bytes_per_second", p.growth_bytes_per_second);
+    w.field("relief_bytes", p.relief_bytes);
+    if (scope.shortfall_bytes) w.field("relief_covers_shortfall", p.relief_bytes >= *scope.shortfall_bytes);
+    w.field("unbacked_promise_bytes", p.unbacked_promise_bytes);
+    w.end_object();
+  }
+  w.end_array();
+}
+
 void scope(JsonWriter& w, const StallVerdict& stall, const ScopeAnalysis& analysis) {
   level(w, "level", stall.level);
   level(w, "instant_level", stall.instant_level);
@@ -87,6 +106,7 @@ void scope(JsonWriter& w, const StallVerdict& stall, const ScopeAnalysis& analys
   w.field("exhaustion_seconds", analysis.exhaustion_seconds);
   members(w, "contributors", analysis, PressureRole::kContributor);
   members(w, "victims", analysis, PressureRole::kVictim);
+  processes(w, analysis);
 }
 
 }  // namespace

@@ -107,6 +107,17 @@ void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysi
          analysis.shortfall_bytes && *analysis.shortfall_bytes > 0 ? (covers ? "covers" : "short") : "");
   }
   header = false;
+  for (const ScopeProcess& p : analysis.processes) {
+    if (!header) line(out, "  %-34s %6s %11s %9s  %s", "processes", "share", "growth/s", "relief", "");
+    header = true;
+    const bool covers = analysis.shortfall_bytes && p.relief_bytes >= *analysis.shortfall_bytes;
+    const std::string who = std::to_string(p.pid) + " " + p.comm + " " + p.cgroup;
+    line(out, "  %-34s %6.2f %11s %9s  %s", fit(who, 34).c_str(), p.contribution_ratio,
+         p.growth_bytes_per_second ? human_bytes(*p.growth_bytes_per_second).c_str() : "-",
+         human_bytes(static_cast<double>(p.relief_bytes)).c_str(),
+         analysis.shortfall_bytes && *analysis.shortfall_bytes > 0 ? (covers ? "covers" : "short") : "");
+  }
+  header = false;
   for (const ScopeMember& m : analysis.members) {
     if (m.role != PressureRole::kVictim) continue;
     if (!header) line(out, "  %-34s %6s %11s", "victims", "stall", "refaults");

@@ -34,6 +34,15 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
     out.push_back(step + ".");
     break;  // the first contributor; the others are listed in the report
   }
+  if (!analysis.processes.empty()) {
+    const ScopeProcess& p = analysis.processes.front();
+    std::string step = "The process pressing most on " + where + ": pid " + std::to_string(p.pid) + " (" + p.comm +
+                       (p.cgroup.empty() ? "" : ", in " + p.cgroup) + ") holds " + bytes(p.footprint_bytes);
+    if (p.growth_bytes_per_second && *p.growth_bytes_per_second > 0) {
+      step += ", growing " + human_bytes(*p.growth_bytes_per_second) + "/s";
+    }
+    out.push_back(step + "; stopping it frees about " + bytes(p.relief_bytes) + ".");
+  }
   if (cgroup && has_reason(stall.reasons, stall_reason::kMemcgLimit)) {
     out.push_back("Raise the memory limit of " + std::string(scope) +
                   " (memory.max, or memory.limit_in_bytes on cgroup v1; for a pod, its resources.limits.memory) or "

@@ -196,19 +196,8 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     if (const auto it = unbacked.find(c.path); it != unbacked.end()) f.unbacked_promise_bytes = it->second;
 
     Growth& g = growth_[c.path];
-    if (g.seen != 0 && current.taken_at > g.at) {
-      const double dt = std::chrono::duration<double>(current.taken_at - g.at).count();
-      const double instant = (static_cast<double>(f.footprint_bytes) - static_cast<double>(g.footprint)) / dt;
-      const double half_life = std::chrono::duration<double>(growth_half_life).count();
-      const double alpha = half_life > 0 ? 1 - std::exp2(-dt / half_life) : 1;
-      g.ema += alpha * (instant - g.ema);
-    } else {
-      g.ema = 0;
-    }
-    g.at = current.taken_at;
-    g.footprint = f.footprint_bytes;
+    f.growth_bytes_per_second = g.ema.update(current.taken_at, f.footprint_bytes, growth_half_life);
     g.seen = samples_;
-    f.growth_bytes_per_second = g.ema;
     out.push_back(std::move(f));
   }
   std::erase_if(growth_, [&](const auto& entry) { return entry.second.seen != samples_; });

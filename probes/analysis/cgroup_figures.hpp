@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
@@ -45,9 +46,7 @@ class CgroupFigureTracker {
 
  private:
   struct Growth {
-    std::chrono::system_clock::time_point at;
-    std::uint64_t footprint = 0;
-    double ema = 0;
+    GrowthEma ema;
     std::uint64_t seen = 0;  // the sample it was last updated in
   };
   std::unordered_map<std::string, Growth> growth_;

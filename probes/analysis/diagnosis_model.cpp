@@ -29,6 +29,14 @@ MemberFigures member_of(const CgroupFigures& f) {
   return m;
 }
 
+const CanaryReading* canary_in(const Snapshot& current, std::string_view cgroup) {
+  if (!current.canary) return nullptr;
+  for (const CgroupCanaryReading& c : current.canary->cgroups) {
+    if (c.cgroup == cgroup) return &c.reading;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 DiagnosisModel::DiagnosisModel(const DiagnosisSettings& settings)
@@ -42,9 +50,12 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
     node_trend_ = {};
     promise_trend_ = {};
     cgroup_figures_ = {};
+    process_growth_ = {};
+    node_growth_ = {};
     for (auto& [path, state] : scopes_) {
       state.hold = {};
       state.trend = {};
+      state.faults = {};
     }
   }
   settings_ = settings;
@@ -67,20 +78,29 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
 
   const std::vector<CgroupFigures> figures =
       cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);
+  process_growth_.update(current.processes ? &*current.processes : nullptr, settings_.roles.growth_half_life);
 
   // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
   std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes
   std::vector<std::vector<MemberFigures>> scope_members;
-  std::vector<std::uint64_t> scope_sizes;  // each scope's limit, for the contributors' size floor
+  std::vector<const CgroupFigures*> scope_figures;  // each scope's own
   for (const CgroupFigures& f : figures) {
     if (!f.size_bytes) continue;
     CgroupScope scope;
     scope.cgroup = f.sample->path;
     scope.stall.figures = f.stall;
     scope.stall.signals = f.signals;
-    judge_stall(scope.stall, settings_.stall);
     ScopeState& state = scopes_[scope.cgroup];
     state.seen = samples_;
+    // A canary running in this very cgroup (canary.cgroups) times its faults within the
+    // scope's limit and reclaim: slow_faults for the scope, against the canary's own calm
+    // baseline, as the daemon's canary is for the node.
+    if (const CanaryReading* canary = canary_in(current, scope.cgroup)) {
+      scope.stall.signals.push_back(stall_signal::kCanary);
+      const bool calm = !waiting_noticeably(scope.stall.figures, settings_.stall).value_or(false);
+      scope.stall.figures.fault_latency_ratio = state.faults.update(*canary, current.taken_at, calm);
+    }
+    judge_stall(scope.stall, settings_.stall);
     scope.stall.level = state.hold.update(current.taken_at, scope.stall.instant_level, settings_.stall.hold);
     scope.analysis.available_bytes = f.available_bytes;
     scope.analysis.shortfall_bytes = shortfall_bytes(*f.size_bytes, *f.available_bytes, settings_.roles);
@@ -89,7 +109,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     scope_at.emplace(f.sample->path, derived.cgroup_scopes.size());
     derived.cgroup_scopes.push_back(std::move(scope));
     scope_members.emplace_back();
-    scope_sizes.push_back(*f.size_bytes);
+    scope_figures.push_back(&f);
   }
   std::vector<MemberFigures> node_members;
   for (const CgroupFigures& f : figures) {
@@ -100,8 +120,15 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   }
   for (std::size_t i = 0; i < derived.cgroup_scopes.size(); ++i) {
     CgroupScope& scope = derived.cgroup_scopes[i];
+    const CgroupFigures& own = *scope_figures[i];
     scope.analysis.members =
-        rank_members(scope_members[i], scope.stall.level, scope_sizes[i], settings_.roles, settings_.stall);
+        rank_members(scope_members[i], scope.stall.level, *own.size_bytes, settings_.roles, settings_.stall);
+    if (current.processes) {
+      const ScopeTotals totals{scope.cgroup, own.footprint_bytes, own.growth_bytes_per_second,
+                               own.unbacked_promise_bytes.value_or(0), *own.size_bytes};
+      scope.analysis.processes =
+          rank_processes(*current.processes, totals, scope.stall.level, process_growth_, settings_.roles);
+    }
     note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
   }
   // A scope that is gone (its cgroup removed, its limit lifted, or no longer exported) ends its
@@ -124,9 +151,20 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(m.physical_available_bytes),
                                               static_cast<double>(m.physical_total_bytes), settings_.forecast);
   }
-  node.members = rank_members(node_members, derived.stall->level,
-                              current.system_memory ? current.system_memory->physical_total_bytes : 0, settings_.roles,
-                              settings_.stall);
+  const std::uint64_t node_size = current.system_memory ? current.system_memory->physical_total_bytes : 0;
+  node.members = rank_members(node_members, derived.stall->level, node_size, settings_.roles, settings_.stall);
+  ScopeTotals node_totals;
+  node_totals.size_bytes = node_size;
+  if (current.system_memory && current.system_memory->commit_backed_bytes) {
+    node_totals.footprint_bytes = *current.system_memory->commit_backed_bytes;
+    node_totals.growth_bytes_per_second =
+        node_growth_.update(current.taken_at, node_totals.footprint_bytes, settings_.roles.growth_half_life);
+  }
+  if (current.processes) {
+    ScopeTotals& totals = node_totals;
+    totals.unbacked_promise_bytes = current.processes->unbacked_promise_bytes;
+    node.processes = rank_processes(*current.processes, totals, derived.stall->level, process_growth_, settings_.roles);
+  }
   note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
   derived.node_scope = std::move(node);
 

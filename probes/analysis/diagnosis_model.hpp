@@ -13,8 +13,11 @@
 
 #include "probes/analysis/cgroup_figures.hpp"
 #include "probes/analysis/diagnosis_settings.hpp"
+#include "probes/analysis/fault_baseline.hpp"
 #include "probes/analysis/forecast.hpp"
+#include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/level_hold.hpp"
+#include "probes/analysis/process_members.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 
@@ -39,6 +42,7 @@ class DiagnosisModel {
   struct ScopeState {
     LevelHold hold;
     AvailableTrend trend;
+    FaultBaseline faults;  // a canary running in the scope's cgroup (canary.cgroups), if any
     VerdictLevel logged = VerdictLevel::kNone;
     std::uint64_t seen = 0;
   };
@@ -52,6 +56,8 @@ class DiagnosisModel {
   AvailableTrend promise_trend_;  // the node's unbacked promise, for the drawdown forecast
   VerdictLevel node_logged_ = VerdictLevel::kNone;
   CgroupFigureTracker cgroup_figures_;
+  ProcessGrowthTracker process_growth_;
+  GrowthEma node_growth_;  // of the node's footprint (AnonPages + Shmem + swap in use)
   std::unordered_map<std::string, ScopeState> scopes_;
   std::uint64_t samples_ = 0;
   VerdictTimeline timeline_;

@@ -8,45 +8,65 @@
 
 namespace memdiag::analysis {
 
+double contribution_ratio(const PressureShares& shares, const RoleSettings& roles) {
+  const double promise_weight = std::clamp(roles.promise_weight, 0.0, 1.0);
+  const double rest = shares.promise ? 1 - promise_weight : 1;
+  double weighed = 0, weights = 0;
+  if (shares.held) {
+    weighed += rest / 2 * *shares.held;
+    weights += rest / 2;
+  }
+  if (shares.growth) {
+    weighed += rest / 2 * *shares.growth;
+    weights += rest / 2;
+  }
+  if (shares.promise) {
+    weighed += promise_weight * *shares.promise;
+    weights += promise_weight;
+  }
+  return weights > 0 ? weighed / weights : 0;
+}
+
+bool contributes(const PressureShares& shares, std::uint64_t footprint_bytes, double growth_bytes_per_second,
+                 std::uint64_t scope_size_bytes, const RoleSettings& roles) {
+  const double size_floor = roles.contributor_min_scope_ratio * static_cast<double>(scope_size_bytes);
+  const double half_life_s = std::chrono::duration<double>(roles.growth_half_life).count();
+  const bool sizeable = static_cast<double>(footprint_bytes) >= size_floor ||
+                        std::max(0.0, growth_bytes_per_second) * half_life_s >= size_floor;
+  return sizeable && (shares.held.value_or(0) >= roles.contributor_min_ratio ||
+                      shares.growth.value_or(0) >= roles.contributor_min_ratio);
+}
+
 std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
                                       std::uint64_t scope_size_bytes, const RoleSettings& roles,
                                       const StallThresholds& stall) {
   std::vector<ScopeMember> ranked;
   if (scope_level == VerdictLevel::kNone || members.empty()) return ranked;
-  double held = 0, grown = 0;
+  double held = 0, grown = 0, promised = 0;
   for (const MemberFigures& m : members) {
     held += static_cast<double>(m.footprint_bytes);
     grown += std::max(0.0, m.growth_bytes_per_second);
+    promised += static_cast<double>(m.unbacked_promise_bytes.value_or(0));
   }
   std::vector<ScopeMember> contributors, victims;
   for (const MemberFigures& m : members) {
-    const double held_share = held > 0 ? static_cast<double>(m.footprint_bytes) / held : 0;
-    const double growth_share = grown > 0 ? std::max(0.0, m.growth_bytes_per_second) / grown : 0;
     // Without growth anywhere, size alone tells; without anything held, growth alone.
-    double ratio = 0;
-    if (held > 0 && grown > 0) {
-      ratio = (held_share + growth_share) / 2;
-    } else {
-      ratio = held > 0 ? held_share : growth_share;
-    }
+    PressureShares shares;
+    if (held > 0) shares.held = static_cast<double>(m.footprint_bytes) / held;
+    if (grown > 0) shares.growth = std::max(0.0, m.growth_bytes_per_second) / grown;
+    if (promised > 0) shares.promise = static_cast<double>(m.unbacked_promise_bytes.value_or(0)) / promised;
     ScopeMember out;
     out.cgroup = std::string(m.cgroup);
-    out.contribution_ratio = ratio;
+    out.contribution_ratio = contribution_ratio(shares, roles);
     out.footprint_bytes = m.footprint_bytes;
     out.growth_bytes_per_second = m.growth_bytes_per_second;
     out.relief_bytes = m.relief_bytes;
     out.stall_ratio = m.stall_ratio;
     out.refault_ratio = m.refault_ratio;
     out.unbacked_promise_bytes = m.unbacked_promise_bytes;
-    const double size_floor = roles.contributor_min_scope_ratio * static_cast<double>(scope_size_bytes);
-    const double half_life_s = std::chrono::duration<double>(roles.growth_half_life).count();
-    const bool sizeable = static_cast<double>(m.footprint_bytes) >= size_floor ||
-                          std::max(0.0, m.growth_bytes_per_second) * half_life_s >= size_floor;
-    const bool contributes =
-        sizeable && (held_share >= roles.contributor_min_ratio || growth_share >= roles.contributor_min_ratio);
     const bool stalls = m.stall_ratio && *m.stall_ratio >= stall.psi_some[0];
     const bool thrashes = m.refault_ratio && *m.refault_ratio >= stall.refault_ratio[0];
-    if (contributes) {
+    if (contributes(shares, m.footprint_bytes, m.growth_bytes_per_second, scope_size_bytes, roles)) {
       out.role = PressureRole::kContributor;
       contributors.push_back(std::move(out));
     } else if (stalls || thrashes) {

@@ -3,7 +3,10 @@
 // - contribution: half the member's share of the footprint the members hold (anon + shmem +
 //   swap: what reclaim cannot take back without swap), half its share of the footprint's growth.
 //   Size counts as well as growth: a job that has finished growing and holds its memory still
-//   presses on everyone else's page cache (oomd likewise kills by size or growth).
+//   presses on everyone else's page cache (oomd likewise kills by size or growth). Where the
+//   members hold unbacked promises (process scan), their share of those weighs `promise_weight`
+//   (20 %) and the other two share the rest: a promise is pressure that has not come due yet
+//   (the seed's story), so it orders contributors that hold and grow alike; it does not make one.
 // - a **contributor** holds or grows at least `contributor_min_ratio` of it, and is of some
 //   size for the scope: it holds, or grows per growth half-life, `contributor_min_scope_ratio`
 //   of the scope's size (a 240 KiB job alone in a 512 MiB cgroup is not what stalls it: seen in
@@ -30,6 +33,7 @@ namespace memdiag::analysis {
 struct RoleSettings {
   double contributor_min_ratio = 0.10;
   double contributor_min_scope_ratio = 0.01;
+  double promise_weight = 0.2;  // of the unbacked-promise share in the contribution (0 .. 1)
   // Headroom a scope should have: 10 % of it free (for the node, MemAvailable; for a cgroup,
   // its limit less its working set). The kubelet's default eviction threshold is 100 MiB, lmkd
   // and oomd act on pressure alone; a share scales from a 1 GiB pod to a 1 TiB node.
@@ -49,6 +53,22 @@ struct MemberFigures {
   std::optional<double> refault_ratio;
   std::optional<std::uint64_t> unbacked_promise_bytes;
 };
+
+// A member's shares of what its scope's members hold, grow and were promised; absent where no
+// member has any of it. The contribution weighs those present: held and growth alike, the
+// promise `promise_weight`; the members' contributions sum to 1.
+struct PressureShares {
+  std::optional<double> held;
+  std::optional<double> growth;
+  std::optional<double> promise;
+};
+double contribution_ratio(const PressureShares& shares, const RoleSettings& roles);
+
+// Whether a member with these shares and figures is a contributor: it holds or grows at least
+// contributor_min_ratio of the members' total, and holds (or grows per half-life)
+// contributor_min_scope_ratio of the scope (`scope_size_bytes`, 0: no floor).
+bool contributes(const PressureShares& shares, std::uint64_t footprint_bytes, double growth_bytes_per_second,
+                 std::uint64_t scope_size_bytes, const RoleSettings& roles);
 
 // The ranked members with a role (at most max_members contributors and max_members victims);
 // empty when `scope_level` is none. `scope_size_bytes`: the node's memory or the cgroup's limit

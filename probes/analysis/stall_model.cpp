@@ -45,8 +45,8 @@ void add_fixed(StallVerdict& v, std::string_view code, double value, double thre
   v.reasons.push_back(VerdictReason{code, value, threshold, level});
 }
 
-// Whether tasks waited for memory a noticeable share of the window: PSI some at its low
-// threshold, or without PSI the eBPF stall time at its own; nullopt with neither measure.
+}  // namespace
+
 std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresholds& t) {
   if (f.psi_some_ratio) return *f.psi_some_ratio >= t.psi_some[0];
   if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
@@ -55,8 +55,6 @@ std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresho
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 void judge_stall(StallVerdict& v, const StallThresholds& t) {
   const StallFigures& f = v.figures;

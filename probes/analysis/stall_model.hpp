@@ -60,6 +60,12 @@ struct StallThresholds {
 // Stall time (PSI, or eBPF without PSI) sets the level; the causes say why.
 void judge_stall(StallVerdict& v, const StallThresholds& thresholds);
 
+// Whether tasks waited for memory a noticeable share of the window: PSI some at its low
+// threshold, or without PSI the eBPF stall time at its own; nullopt with neither measure. Gates
+// thrashing (refaults while nobody waits are a cache turning over) and says when a canary cycle
+// ran calm enough to join its baseline.
+std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresholds& t);
+
 class StallModel {
  public:
   explicit StallModel(StallThresholds thresholds = {}) : thresholds_(std::move(thresholds)) {}

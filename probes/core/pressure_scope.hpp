@@ -46,6 +46,23 @@ struct ScopeMember {
   std::optional<std::uint64_t> unbacked_promise_bytes;  // its processes' (process scan)
 };
 
+// One of the processes within a stalling scope that press on it most (the process source's
+// selection: top-N by resident memory, by unbacked promise, by map count), judged like a member
+// against the whole scope: its share of the scope's footprint, of its growth and of its
+// unbacked promises (probes/analysis/process_members.hpp). Processes have no stall figure of
+// their own, so they are only ever contributors.
+struct ScopeProcess {
+  int pid = 0;
+  std::string comm;
+  std::string cgroup;
+  double contribution_ratio = 0;
+  std::uint64_t footprint_bytes = 0;  // anon + shmem + swap
+  // Footprint growth between process scans (EMA); absent until the process was in two scans.
+  std::optional<double> growth_bytes_per_second;
+  std::uint64_t relief_bytes = 0;  // anon + swap: what stopping it frees for certain
+  std::uint64_t unbacked_promise_bytes = 0;
+};
+
 // What is said of a scope beyond its stall level.
 struct ScopeAnalysis {
   // What it can still supply (node: MemAvailable; cgroup: its limit minus its working set,
@@ -59,6 +76,9 @@ struct ScopeAnalysis {
   // While the scope stalls (level low or above): the members with a role, contributors first
   // (highest contribution first), then victims (most stalled first). At most max_members.
   std::vector<ScopeMember> members;
+  // While the scope stalls: its contributing processes, highest contribution first. At most
+  // max_members.
+  std::vector<ScopeProcess> processes;
 };
 
 // A cgroup with a limit, judged as a scope of its own: its stall verdict (from its own PSI,

@@ -212,6 +212,14 @@ class SeedInMiniatureTest(unittest.TestCase):
             self.assertEqual(scope["contributors"][0]["cgroup"], self.path("grower"), scope)
             self.assertEqual({v["cgroup"] for v in scope["victims"]}, {self.path("reader1"), self.path("reader2")})
             self.assertGreater(scope["contributors"][0]["relief_bytes"], 300 * MiB)
+            # Beside the cgroups, the process: the grower's python3 (sh exec'd it, same pid).
+            self.assertTrue(scope["processes"], scope)
+            self.assertEqual(scope["processes"][0]["pid"], grower.pid, scope["processes"])
+            self.assertEqual(scope["processes"][0]["cgroup"], self.path("grower"), scope["processes"])
+            self.assertGreater(scope["processes"][0]["relief_bytes"], 300 * MiB)
+            self.assertTrue(any(step.startswith("The process pressing most on cgroup %s: pid %d (python3"
+                                                % (parent, grower.pid)) for step in report["next_steps"]),
+                            report["next_steps"])
             self.assertTrue(any(step.startswith("Stop or limit " + self.path("grower")) for step in report["next_steps"]),
                             report["next_steps"])
             text = subprocess.run([MEMDIAGD, "diagnose", "--url", url], capture_output=True, text=True, timeout=30)

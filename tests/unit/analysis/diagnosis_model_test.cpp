@@ -244,6 +244,55 @@ TEST(DiagnosisModel, AStallingScopeThatIsGoneEndsItsStory) {
             3);  // medium, high, gone
 }
 
+// A canary runs inside /jobs (canary.cgroups) and one inside /elsewhere, every 2 s. While /jobs
+// is calm the /jobs canary's faults take 2 us (cycles at t=2, 4, 6, 8: the baseline); in the
+// stall its cycle at t=14 takes 30 us a fault: slow_faults for /jobs (15x, at most medium), not
+// for the node, whose own canary is not the one that slowed.
+TEST(DiagnosisModel, ACanaryInsideAScopeTimesItsFaults) {
+  analysis::DiagnosisModel model;
+  std::vector<SnapshotPtr> ring;
+  std::map<int, std::shared_ptr<Snapshot>> kept;
+  std::uint64_t count = 0, sum = 0;
+  for (int t = 0; t <= 14; ++t) {
+    auto s = Scenario::at_second(t);
+    if (t > 0 && t % 2 == 0) {
+      count += 1000;
+      sum += 1000 * (t == 14 ? 30000 : 2000);
+    }
+    CanarySection canary;
+    canary.node.page_fault.count = 40 * static_cast<std::uint64_t>(t);  // the node's: 2 us each, always
+    canary.node.page_fault.sum_ns = 40 * 2000 * static_cast<std::uint64_t>(t);
+    CgroupCanaryReading jobs{"/jobs", true, "", {}};
+    jobs.reading.page_fault.count = count;
+    jobs.reading.page_fault.sum_ns = sum;
+    CgroupCanaryReading elsewhere{"/elsewhere", true, "", {}};
+    elsewhere.reading.page_fault.count = count;
+    elsewhere.reading.page_fault.sum_ns = 1000 * 2000 * (count / 1000);
+    canary.cgroups = {elsewhere, jobs};
+    s->canary = canary;
+    model.assess(*s, ring);
+    kept[t] = s;
+    ring.push_back(s);
+  }
+  const CgroupScope& calm = kept[8]->derived.cgroup_scopes.at(0);
+  EXPECT_EQ(std::count(calm.stall.signals.begin(), calm.stall.signals.end(), stall_signal::kCanary), 1);
+  ASSERT_TRUE(calm.stall.figures.fault_latency_ratio) << "three calm cycles make the baseline";
+  EXPECT_NEAR(*calm.stall.figures.fault_latency_ratio, 1.0, 1e-9);
+
+  const CgroupScope& jobs = kept[14]->derived.cgroup_scopes.at(0);
+  ASSERT_EQ(jobs.cgroup, "/jobs");
+  ASSERT_TRUE(jobs.stall.figures.fault_latency_ratio);
+  EXPECT_NEAR(*jobs.stall.figures.fault_latency_ratio, 15.0, 1e-9);
+  const auto slow = std::find_if(jobs.stall.reasons.begin(), jobs.stall.reasons.end(),
+                                 [](const VerdictReason& r) { return r.code == stall_reason::kSlowFaults; });
+  ASSERT_NE(slow, jobs.stall.reasons.end());
+  EXPECT_EQ(slow->level, VerdictLevel::kMedium);
+  // Cycles that ran while /jobs stalled (t=10, 12) did not join its baseline: 2 us still.
+  const StallVerdict& node = *kept[14]->derived.stall;
+  ASSERT_TRUE(node.figures.fault_latency_ratio);
+  EXPECT_NEAR(*node.figures.fault_latency_ratio, 1.0, 1e-9);
+}
+
 TEST(DiagnosisModel, TheRiseIsLoggedWithItsTopContributor) {
   analysis::DiagnosisModel model;
   std::vector<SnapshotPtr> ring;

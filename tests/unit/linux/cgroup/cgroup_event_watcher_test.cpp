@@ -203,8 +203,14 @@ TEST(CgroupEventWatcherV1, AnOomNotifiedToACgroupAndItsDescendantIsCountedOnce) 
     EXPECT_EQ(wait_for_oom(watcher, child, 1), 1u);
     EXPECT_EQ(wait_for_oom(watcher, parent, 1), 1u);
     std::this_thread::sleep_for(200ms);  // any further notification would have arrived
-    EXPECT_EQ(watcher.counts(child)->oom, 1u);
-    EXPECT_EQ(watcher.oom_total(), 1u);
+    // Usually one OOM; the kernel may enter the memcg OOM path again while the victim exits
+    // (seen once: 2, each notified to both cgroups). Either way each is counted once, not once
+    // per cgroup it was notified to.
+    const std::uint64_t ooms = watcher.counts(child)->oom;
+    EXPECT_GE(ooms, 1u);
+    EXPECT_LE(ooms, 3u);
+    EXPECT_EQ(watcher.counts(parent)->oom, ooms);
+    EXPECT_EQ(watcher.oom_total(), ooms);
   }
   fs::remove(child);
   fs::remove(parent);

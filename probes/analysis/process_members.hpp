@@ -1,0 +1,64 @@
+// Processes as members of a pressured scope (issue 14, item 4: "rank its child cgroups (and top
+// processes)"). A cgroup's children say which job presses; its processes say which program in
+// it, and they are what a person stops. The processes are the process source's selection (top-N
+// by resident memory, by unbacked promise, by map count: probes/core/process_selection.hpp), so
+// a scope names its top processes from among those; each is judged against the whole scope with
+// the members' rules (pressure_roles.hpp): its share of the scope's footprint (anon + shmem +
+// swap), of the footprint's growth (an EMA between process scans) and of the scope's unbacked
+// promises. Processes have no stall figure of their own, so they are only ever contributors.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "probes/analysis/growth_ema.hpp"
+#include "probes/analysis/pressure_roles.hpp"
+#include "probes/core/pressure_scope.hpp"
+#include "probes/core/process_section.hpp"
+
+namespace memdiag::analysis {
+
+// The footprint growth of each selected process, from one process scan to the next (a sample
+// without a new scan changes nothing). Bounded by the selection: processes that leave it are
+// forgotten.
+class ProcessGrowthTracker {
+ public:
+  void update(const ProcessSection* processes, std::chrono::milliseconds half_life);
+  // Absent until the process was in two scans (a reused pid starts again).
+  std::optional<double> growth(const SelectedProcess& process) const;
+
+ private:
+  struct Entry {
+    std::string comm;
+    GrowthEma ema;
+    int scans = 0;
+    std::uint64_t scan = 0;  // the scan it was last seen in
+  };
+  std::unordered_map<int, Entry> by_pid_;
+  std::chrono::system_clock::time_point last_scan_{};
+  std::uint64_t scans_ = 0;
+};
+
+// What the whole scope holds, grows and was promised: the denominators of a process's shares.
+struct ScopeTotals {
+  std::string_view cgroup;  // its processes are in it or below; "" for the node: every process
+  std::uint64_t footprint_bytes = 0;
+  double growth_bytes_per_second = 0;
+  std::uint64_t unbacked_promise_bytes = 0;
+  std::uint64_t size_bytes = 0;  // the node's memory or the cgroup's limit (0: no size floor)
+};
+
+std::uint64_t process_footprint_bytes(const SelectedProcess& p);
+
+// The scope's contributing processes, highest contribution first, at most roles.max_members;
+// empty when `scope_level` is none.
+std::vector<ScopeProcess> rank_processes(const ProcessSection& processes, const ScopeTotals& scope,
+                                         VerdictLevel scope_level, const ProcessGrowthTracker& growth,
+                                         const RoleSettings& roles);
+
+}  // namespace memdiag::analysis
