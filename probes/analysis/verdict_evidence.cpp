@@ -61,6 +61,15 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
         out += human_bytes(static_cast<double>(m.relief_bytes));
       }
     }
+    // The process pressing most (a comm is at most 15 characters and may hold blanks: they
+    // become '_' so the line stays key=value).
+    if (!scope->processes.empty()) {
+      const ScopeProcess& p = scope->processes.front();
+      std::string comm = p.comm;
+      std::replace(comm.begin(), comm.end(), ' ', '_');
+      append_format(out, " top_process=%d:%s:relief=", p.pid, comm.c_str());
+      out += human_bytes(static_cast<double>(p.relief_bytes));
+    }
   }
   return out;
 }

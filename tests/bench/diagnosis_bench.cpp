@@ -9,9 +9,10 @@
 //                         hands the stall model every sample
 //   Diagnosis/500_cgroups the whole per-sample diagnosis (DiagnosisModel::assess: the node's
 //                         verdicts, 50 limited pods judged as scopes, contributors and victims
-//                         among their 450 containers, the forecasts) on the same ring, whose
-//                         last 15 snapshots carry the 500 cgroups (the model's windows reach
-//                         10 s back; older snapshots it never reads for cgroups)
+//                         among their 450 containers and 100 selected processes, the
+//                         forecasts) on the same ring, whose last 15 snapshots carry the 500
+//                         cgroups (the model's windows reach 10 s back; older snapshots it
+//                         never reads for cgroups)
 //   Report/json           the diagnosis report (/api/v1/diagnosis) of that snapshot, as JSON
 //   Scrape/diagnosis_on   the /metrics text of that snapshot, and
 //   Scrape/diagnosis_off  of the same snapshot without its derived figures: the ratio is what
@@ -107,6 +108,29 @@ memdiag::CgroupSection cgroups_at(std::size_t second) {
   return section;
 }
 
+// The process source's selection as it would be on that node: 100 processes (more than the
+// defaults select: top 10 by map count, 10 by resident memory, 10 by unbacked promise, the
+// daemon), two in each of the first 50 containers; the first of each pod's grows.
+memdiag::ProcessSection processes_at(std::size_t second, std::chrono::system_clock::time_point taken_at) {
+  memdiag::ProcessSection section;
+  section.scanned_at = taken_at;
+  int pid = 1000;
+  for (std::size_t p = 0; p < kPods; ++p) {
+    const std::string pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + std::to_string(p) + ".slice";
+    for (std::size_t i = 0; i < 2; ++i) {
+      memdiag::SelectedProcess process;
+      process.pid = pid++;
+      process.comm = i == 0 ? "python3" : "sidecar";
+      process.cgroup = pod + "/cri-containerd-" + std::to_string(i) + ".scope";
+      process.rss_anon_bytes = (i == 0 ? 90 * kMiB + second * kMiB : 20 * kMiB);
+      process.unbacked_promise_bytes = 64 * kMiB;
+      section.unbacked_promise_bytes += process.unbacked_promise_bytes;
+      section.selected.push_back(std::move(process));
+    }
+  }
+  return section;
+}
+
 std::vector<std::unique_ptr<Source>> node_sources() {
   std::vector<std::unique_ptr<Source>> sources;
   for (std::string_view name : {"meminfo", "vmstat", "pressure", "vm_sysctl"}) {
@@ -137,7 +161,10 @@ const Ring& ring() {
     for (std::size_t i = 0; i <= kRing; ++i) {
       auto snap = sample(sources);
       snap->taken_at = start + std::chrono::seconds(i);
-      if (i + kCgroupSnapshots > kRing) snap->cgroups = cgroups_at(i);
+      if (i + kCgroupSnapshots > kRing) {
+        snap->cgroups = cgroups_at(i);
+        snap->processes = processes_at(i, snap->taken_at);
+      }
       if (i == kRing) {
         r.current = snap;
       } else {
@@ -185,13 +212,19 @@ void BM_Diagnosis(benchmark::State& state) {
   Snapshot current = *r.current;
   for (auto _ : state) {
     current.taken_at += std::chrono::milliseconds(10);  // within the windows' reach of the ring
+    current.processes->scanned_at = current.taken_at;    // a new scan every sample: the dearest case
     auto transitions = model.assess(current, r.before);
     benchmark::DoNotOptimize(transitions);
   }
   state.counters["cgroup_scopes"] = static_cast<double>(current.derived.cgroup_scopes.size());
   std::size_t named = 0;
-  for (const auto& scope : current.derived.cgroup_scopes) named += scope.analysis.members.size();
+  std::size_t processes_named = 0;
+  for (const auto& scope : current.derived.cgroup_scopes) {
+    named += scope.analysis.members.size();
+    processes_named += scope.analysis.processes.size();
+  }
   state.counters["members_named"] = static_cast<double>(named);
+  state.counters["processes_named"] = static_cast<double>(processes_named);
 }
 
 // The ring's current snapshot as the daemon publishes it: judged by the model.

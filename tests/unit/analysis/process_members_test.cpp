@@ -10,6 +10,7 @@
 #include "probes/analysis/diagnosis_model.hpp"
 #include "probes/analysis/pressure_roles.hpp"
 #include "probes/analysis/process_members.hpp"
+#include "probes/analysis/verdict_evidence.hpp"
 #include "tests/support/memcg_stall_scenario.hpp"
 
 namespace memdiag {
@@ -162,6 +163,9 @@ TEST(DiagnosisModel, AStallingScopeNamesItsTopProcess) {
   ASSERT_TRUE(jobs.analysis.processes[0].growth_bytes_per_second);
   EXPECT_GT(*jobs.analysis.processes[0].growth_bytes_per_second, 10.0 * kMiB);
   EXPECT_TRUE(last->derived.node_scope->processes.empty());
+  // The log line of a transition names it too.
+  const std::string evidence = analysis::describe_evidence(jobs.stall, &jobs.analysis);
+  EXPECT_NE(evidence.find(" top_process=100:python3:relief=500MiB"), std::string::npos) << evidence;
 }
 
 }  // namespace
