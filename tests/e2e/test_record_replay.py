@@ -75,7 +75,17 @@ class RecordReplayTest(unittest.TestCase):
         path = os.path.join(self.tmp, "interrupted.mdrec")
         proc = subprocess.Popen([MEMDIAGD, "record", "--config", CONFIG, "--output", path, "--duration", "1m"],
                                 stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
-        time.sleep(2)
+        # Until it has written 3 snapshots (a sanitized recorder on a busy machine takes seconds
+        # to load eBPF first: a fixed 2 s once saw 1): what is on disk meanwhile is a truncated
+        # recording, readable up to its last whole frame.
+        def recorded():
+            part = memdiagd("diagnose", "--replay", path, "--allow-truncated", "--format", "json")
+            return part.returncode == 0 and json.loads(part.stdout)["sequence"] >= 3
+        deadline = time.monotonic() + 60
+        while not recorded():
+            self.assertIsNone(proc.poll(), "the recorder ended early")
+            self.assertLess(time.monotonic(), deadline, "no 3 snapshots recorded in 60 s")
+            time.sleep(0.2)
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
