@@ -14,8 +14,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 prometheus prometheus-node-exporter curl procps
   stress-ng bpftrace
-  # the portable core compiled for Windows at every build (tests/portability/check_layers.py)
-  g++-mingw-w64-x86-64-posix
+  # the portable core compiled for Windows at every build (tests/portability/check_layers.py);
+  # the Windows build and its tests under wine (windows/cross: dpkg-source unpacks the
+  # third-party libraries' Debian source packages)
+  g++-mingw-w64-x86-64-posix wine64 dpkg-dev
   # systemd-analyze verifies the shipped unit (tests/e2e/test_deploy.py)
   systemd
   # the daemon without CAP_BPF/CAP_PERFMON, its bpf() calls counted (tests/e2e/test_bpf_privileges.py)

@@ -3,6 +3,8 @@
 #   build/      g++, RelWithDebInfo: unit, end-to-end (real daemon, promtool, Prometheus), bench smoke
 #   build-asan/ clang with ASan+UBSan: unit, end-to-end against the sanitized daemon, and the
 #               libFuzzer targets for a few seconds each
+#   build-windows/ mingw-w64 cross-build (windows/cross/build-and-test.sh): the portable and
+#               Win32 tests under wine; the third-party libraries are cached outside the checkout
 # Exits non-zero if anything fails. Expects deploy/install-deps.sh to have run.
 # ctest runs two tests at a time; tests that must not overlap (node memory pressure and PSI,
 # tracefs mounts, top-N process checks) say so with RESOURCE_LOCK in their CMakeLists.txt.
@@ -36,5 +38,8 @@ CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug 
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest --test-dir build-asan -L 'unit|e2e|fuzz'
+
+echo "== Windows: cross-built with mingw-w64, tests under wine"
+windows/cross/build-and-test.sh build-windows
 
 echo "== all tests passed"

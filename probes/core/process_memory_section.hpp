@@ -29,6 +29,10 @@ struct ProcessMemory {
   // figure subtracts as swap). Absent where the system has no such count.
   std::optional<std::uint64_t> committed_private_bytes;
   std::optional<std::uint64_t> unbacked_promise_bytes;
+  // Where the system keeps them (Windows: PeakWorkingSetSize and PageFaultCount, soft and hard
+  // faults alike; wine leaves the count at 0).
+  std::optional<std::uint64_t> peak_resident_bytes;
+  std::optional<std::uint64_t> page_faults_total;
 
   bool operator==(const ProcessMemory&) const = default;
 };

@@ -24,6 +24,7 @@
 #include "probes/core/process_section.hpp"
 #include "probes/core/reclaim_stall_section.hpp"
 #include "probes/core/system_memory_section.hpp"
+#include "probes/core/windows_memory_section.hpp"
 
 namespace memdiag {
 
@@ -68,6 +69,7 @@ struct Snapshot {
   std::optional<ReclaimStallSection> reclaim_stall;
   std::optional<ProcessSection> processes;
   std::optional<CanarySection> canary;
+  std::optional<WindowsMemorySection> windows_memory;
 
   std::vector<SourceStatus> sources;
 

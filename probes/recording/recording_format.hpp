@@ -4,7 +4,7 @@
 //
 // Layout. Integers are LEB128 varints unless said otherwise.
 //   magic     "MEMDIAG-RECORDING\n" (18 bytes)
-//   version   varint, kFormatVersion
+//   version   varint, kFormatVersion (a reader takes kOldestFormatVersion and later)
 //   frames    each: a kind byte, a varint payload length, the payload
 //     'H'  the header (RecordingHeader), once, first
 //     'S'  one snapshot: every section a source fills, not what the models derive from them
@@ -29,7 +29,10 @@
 namespace memdiag::recording {
 
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
-inline constexpr std::uint64_t kFormatVersion = 1;
+// Version 2 (issue 15) added the Windows memory section and each process's peak resident size
+// and page faults; a version 1 file reads as before, without them.
+inline constexpr std::uint64_t kFormatVersion = 2;
+inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };
 

@@ -32,7 +32,10 @@ struct OwnedSnapshot {
 // empty then, so garbage cannot make it allocate.
 class RecordingReader::Decoder {
  public:
-  Decoder() : strings_(std::make_shared<StringTable>()) {}
+  explicit Decoder(std::uint64_t version) : version_(version), strings_(std::make_shared<StringTable>()) {}
+
+  // The file's format version: fields added later are not in an older file's frames.
+  std::uint64_t version() const { return version_; }
 
   void start_frame(std::string_view payload, std::size_t file_offset) {
     in_ = payload;
@@ -207,6 +210,7 @@ class RecordingReader::Decoder {
     return &(*strings_)[static_cast<std::size_t>(index - 1)];
   }
 
+  std::uint64_t version_;
   std::string_view in_;
   std::size_t pos_ = 0;
   std::size_t offset_ = 0;  // of the payload in the file, for messages
@@ -275,9 +279,9 @@ Expected<RecordingReader> RecordingReader::open(std::string bytes) {
   reader.pos_ = kMagic.size();
   const auto version = read_varint(in, reader.pos_);
   if (!version) return make_error("truncated: the file ends before its format version");
-  if (*version != kFormatVersion) {
-    return make_error("format version " + std::to_string(*version) + "; this memdiagd reads version " +
-                      std::to_string(kFormatVersion));
+  if (*version < kOldestFormatVersion || *version > kFormatVersion) {
+    return make_error("format version " + std::to_string(*version) + "; this memdiagd reads versions " +
+                      std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion));
   }
   Frame frame{};
   std::string why;
@@ -288,7 +292,7 @@ Expected<RecordingReader> RecordingReader::open(std::string bytes) {
     case FrameProblem::kMalformed: return make_error(why);
   }
   if (frame.kind != FrameKind::kHeader) return make_error("the first frame is not the header");
-  reader.decoder_ = std::make_shared<Decoder>();
+  reader.decoder_ = std::make_shared<Decoder>(*version);
   reader.decoder_->start_frame(frame.payload, frame.payload_offset);
   fields(*reader.decoder_, reader.header_);
   reader.decoder_->end_frame();

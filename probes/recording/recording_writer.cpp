@@ -18,6 +18,8 @@ class RecordingWriter::Encoder {
     current_.clear();
   }
   void end_frame() { previous_.swap(current_); }
+  // A writer always writes the newest format.
+  std::uint64_t version() const { return kFormatVersion; }
 
   template <class T>
     requires std::is_integral_v<T>

@@ -1,8 +1,9 @@
 // The order in which a recording holds a snapshot's fields: one definition for both directions.
 // Each `fields(a, x)` hands every member of x to the archive `a` in a fixed order; the writer's
 // archive (recording_writer.cpp) reads them from a const object, the reader's
-// (recording_reader.cpp) fills them in. A field added to a section is added here, and
-// kFormatVersion goes up.
+// (recording_reader.cpp) fills them in. A field added to a section is added here, kFormatVersion
+// goes up, and the field is read only from files of that version on (`a.version()`), so older
+// recordings still replay.
 //
 // The archive's vocabulary: integer, boolean, real, enumeration (with its largest value), text
 // (owned string), interned (a string_view the reader points into the file's string table),
@@ -84,6 +85,22 @@ void fields(A& a, S& p) {
   a.optional(p.map_areas, [&](auto& v) { a.integer(v); });
   a.optional(p.committed_private_bytes, [&](auto& v) { a.integer(v); });
   a.optional(p.unbacked_promise_bytes, [&](auto& v) { a.integer(v); });
+  if (a.version() >= 2) {
+    a.optional(p.peak_resident_bytes, [&](auto& v) { a.integer(v); });
+    a.optional(p.page_faults_total, [&](auto& v) { a.integer(v); });
+  }
+}
+
+template <class A, Is<WindowsMemorySection> S>
+void fields(A& a, S& w) {
+  a.integer(w.commit_peak_bytes);
+  a.integer(w.system_cache_bytes);
+  a.integer(w.kernel_paged_pool_bytes);
+  a.integer(w.kernel_nonpaged_pool_bytes);
+  a.optional(w.memory_load_percent, [&](auto& v) { a.integer(v); });
+  a.integer(w.processes);
+  a.integer(w.threads);
+  a.integer(w.handles);
 }
 
 template <class A, Is<ProcessMemorySection> S>
@@ -302,6 +319,7 @@ void fields(A& a, S& s) {
   a.optional(s.reclaim_stall, [&](auto& r) { fields(a, r); });
   a.optional(s.processes, [&](auto& p) { fields(a, p); });
   a.optional(s.canary, [&](auto& c) { fields(a, c); });
+  if (a.version() >= 2) a.optional(s.windows_memory, [&](auto& w) { fields(a, w); });
   a.sequence(s.sources, [&](auto& source) { fields(a, source); });
 }
 
@@ -311,7 +329,7 @@ inline bool same_recorded_fields(const Snapshot& a, const Snapshot& b) {
          a.overcommit_policy == b.overcommit_policy && a.process_memory == b.process_memory &&
          a.meminfo == b.meminfo && a.vmstat == b.vmstat && a.pressure == b.pressure && a.vm_sysctl == b.vm_sysctl &&
          a.cgroups == b.cgroups && a.reclaim_stall == b.reclaim_stall && a.processes == b.processes &&
-         a.canary == b.canary && a.sources == b.sources;
+         a.canary == b.canary && a.windows_memory == b.windows_memory && a.sources == b.sources;
 }
 
 }  // namespace memdiag::recording

@@ -31,7 +31,9 @@ ProcessMemorySection process_memory_of(const ProcessSection& scan) {
                                            .virtual_bytes = p.virtual_bytes,
                                            .map_areas = p.map_count,
                                            .committed_private_bytes = p.committed_private_bytes,
-                                           .unbacked_promise_bytes = p.unbacked_promise_bytes});
+                                           .unbacked_promise_bytes = p.unbacked_promise_bytes,
+                                           .peak_resident_bytes = std::nullopt,
+                                           .page_faults_total = std::nullopt});
   }
   return view;
 }

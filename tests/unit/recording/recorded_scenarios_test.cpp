@@ -392,6 +392,17 @@ std::uint64_t stat_of(const CgroupSample& c, std::string_view key) {
   return 0;
 }
 
+// The recordings here were made in format version 1 (before the Windows section): they must
+// keep replaying, and their version byte says they are exercising that.
+TEST(RecordedOnThisMachine, FormatVersion1RecordingsStillReplay) {
+  const std::string path = std::string(MEMDIAG_SOURCE_DIR) + "/tests/fixtures/recordings/quiet.mdrec";
+  std::ifstream in(path, std::ios::binary);
+  std::string head(recording::kMagic.size() + 1, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  EXPECT_EQ(head.back(), '\x01');
+  EXPECT_GT(recording::kFormatVersion, 1u);
+}
+
 // 15 s of this machine with nothing added: nothing to say.
 TEST(RecordedOnThisMachine, AQuietNodeSaysNothing) {
   const Replayed r = replay_fixture("quiet");

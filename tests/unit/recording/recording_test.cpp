@@ -31,8 +31,8 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   s->system_memory = SystemMemory{16ull << 30, (9ull << 30) - k * 4096, 2ull << 30, 1ull << 30, 5ull << 30, 10ull << 30,
                                   3ull << 30};
   s->overcommit_policy = OvercommitPolicy{OvercommitMode::kAlways, 50.0, 1024};
-  s->process_memory = ProcessMemorySection{{ProcessMemory{-3, "worker", 100 + k, 20, 900, 65530, 700, 500},
-                                            ProcessMemory{42, "memdiagd", 7, 0, 8, std::nullopt, 1, 0}},
+  s->process_memory = ProcessMemorySection{{ProcessMemory{-3, "worker", 100 + k, 20, 900, 65530, 700, 500, 4096 + k, 77},
+                                            ProcessMemory{42, "memdiagd", 7, 0, 8, std::nullopt, 1, 0, std::nullopt, std::nullopt}},
                                            311};
   s->meminfo = FieldTable{meminfo_schema, {16ull << 30, (9ull << 30) - k * 4096, 4}};
   s->vmstat = FieldTable{vmstat_schema, {1000 + 17 * k, 123456}};
@@ -138,6 +138,7 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   cr.reading.cycles = 4;
   canary.cgroups = {cr};
   s->canary = canary;
+  s->windows_memory = WindowsMemorySection{14ull << 30, (3ull << 30) + k, 300ull << 20, 200ull << 20, 62, 150, 2000, 60000};
 
   s->sources = {SourceStatus{"meminfo", true, 0.001, ""}, SourceStatus{"cgroup", false, 0.02, "no hierarchy"}};
   return s;
@@ -323,7 +324,11 @@ TEST(Recording, OtherVersionsTimeGoingBackAndTrailingBytesAreRefused) {
   append_varint(other, kFormatVersion + 1);
   auto version = decode_recording(other);
   ASSERT_FALSE(version.ok());
-  EXPECT_NE(version.error().message.find("format version 2"), std::string::npos);
+  EXPECT_NE(version.error().message.find("format version 3; this memdiagd reads versions 1 to 2"), std::string::npos)
+      << version.error().message;
+  std::string zero(kMagic);
+  append_varint(zero, 0);
+  EXPECT_FALSE(decode_recording(zero).ok());
 
   auto later = full_snapshot(5);
   auto earlier = full_snapshot(1);

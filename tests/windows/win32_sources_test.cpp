@@ -1,0 +1,69 @@
+// The Win32 sources on a real Win32 API (wine in CI, PLATFORM.md): each call succeeds and fills
+// its sections with what wine really provides. Values wine leaves at 0 (CommitPeak,
+// SystemCache, PrivateUsage, PageFaultCount) are not asserted: their derivations are tested
+// natively (tests/unit/windows).
+#include <gtest/gtest.h>
+
+#include <windows.h>
+
+#include <algorithm>
+#include <string>
+
+#include "probes/catalog/source_catalog.hpp"
+
+namespace memdiag {
+namespace {
+
+TEST(WindowsCatalog, TheWindowsSourcesInSamplingOrder) {
+  std::vector<std::string_view> names;
+  for (const SourceRegistration& r : source_catalog()) {
+    names.push_back(r.name);
+    EXPECT_EQ(r.platform, Platform::kWindows) << r.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string_view>{"windows_memory", "windows_processes"}));
+}
+
+TEST(WindowsMemorySource, FillsTheCommitAccountAndPhysicalMemory) {
+  auto source = make_source("windows_memory", KernelPaths{});
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->probe()) << source->probe().error().message;
+  Snapshot s;
+  const Status status = source->sample(s);
+  ASSERT_TRUE(status) << status.error().message;
+  ASSERT_TRUE(s.system_memory);
+  EXPECT_GT(s.system_memory->physical_total_bytes, 64ull << 20);
+  EXPECT_LE(s.system_memory->physical_available_bytes, s.system_memory->physical_total_bytes);
+  ASSERT_TRUE(s.system_memory->commit_limit_bytes);
+  EXPECT_GT(*s.system_memory->commit_limit_bytes, 0u);
+  ASSERT_TRUE(s.system_memory->commit_charge_bytes);
+  EXPECT_GT(*s.system_memory->commit_charge_bytes, 0u);
+  ASSERT_TRUE(s.overcommit_policy);
+  EXPECT_EQ(s.overcommit_policy->mode, OvercommitMode::kNever);
+  ASSERT_TRUE(s.windows_memory);
+  ASSERT_TRUE(s.windows_memory->memory_load_percent);
+  EXPECT_LE(*s.windows_memory->memory_load_percent, 100u);
+}
+
+TEST(WindowsProcessSource, FindsItselfWithAWorkingSet) {
+  auto source = make_source("windows_processes", KernelPaths{});
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->probe());
+  // Touch 8 MiB so the working set is not nothing.
+  std::string ballast(8u << 20, 'x');
+  Snapshot s;
+  const Status status = source->sample(s);
+  ASSERT_TRUE(status) << status.error().message;
+  ASSERT_TRUE(s.process_memory);
+  EXPECT_GE(s.process_memory->total_processes, 1u);
+  const auto self = std::find_if(s.process_memory->processes.begin(), s.process_memory->processes.end(),
+                                 [](const ProcessMemory& p) { return p.pid == static_cast<int>(::GetCurrentProcessId()); });
+  ASSERT_NE(self, s.process_memory->processes.end()) << "the daemon (here the test) is always selected";
+  EXPECT_EQ(self->name, "memdiag_windows_tests.exe");
+  EXPECT_GT(self->resident_bytes, 8u << 20);
+  EXPECT_GE(*self->peak_resident_bytes, self->resident_bytes);
+  EXPECT_LE(s.process_memory->processes.size(), 2u * 10 + 1) << "top 10 twice and itself at most";
+  EXPECT_EQ(ballast[12345], 'x');
+}
+
+}  // namespace
+}  // namespace memdiag
