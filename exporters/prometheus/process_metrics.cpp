@@ -3,21 +3,14 @@
 #include <array>
 #include <charconv>
 
+#include "exporters/prometheus/pid_label.hpp"
+
 namespace memdiag::prom {
 namespace {
 
 using prometheus::MetricType;
 
 constexpr std::array<std::string_view, 3> kResidentTypes = {"anon", "file", "shmem"};
-
-struct PidLabel {
-  std::array<char, 16> text{};
-  std::string_view view;
-  explicit PidLabel(int pid) {
-    const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), pid);
-    view = std::string_view(text.data(), ec == std::errc() ? static_cast<std::size_t>(end - text.data()) : 0);
-  }
-};
 
 // One sample per selected process that passes `wanted`, labelled pid and comm.
 template <class Wanted, class Value>

@@ -9,6 +9,7 @@
 #include "exporters/prometheus/stall_metrics.hpp"
 #include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
+#include "exporters/prometheus/system_memory_metrics.hpp"
 #include "exporters/prometheus/metric_names.hpp"
 
 namespace memdiag::prom {
@@ -109,6 +110,10 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   sink.sample({}, seconds_since_epoch(snap->taken_at));
 
   render_sources(*snap, sink);
+  if (snap->system_memory) render_system_memory(*snap->system_memory, sink);
+  if (snap->windows_memory) render_windows_memory(*snap->windows_memory, sink);
+  // The process source renders Linux's richer per-process series itself.
+  if (snap->process_memory && !snap->processes) render_process_memory(*snap->process_memory, sink);
   if (snap->meminfo) render_table(Table::kMeminfo, *snap->meminfo, sink);
   if (snap->vmstat) render_table(Table::kVmstat, *snap->vmstat, sink);
   if (snap->pressure) render_pressure(*snap->pressure, sink);

@@ -155,7 +155,8 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
     scope_block(out, s->stall, s->analysis);
   }
   if (scopes.empty() && !d.cgroup_scopes.empty()) {
-    line(out, "  (%zu cgroups with a limit judged; none stalling)", d.cgroup_scopes.size());
+    line(out, "  (%llu cgroups with a limit judged; none stalling)",
+         static_cast<unsigned long long>(d.cgroup_scopes.size()));
   }
 
   if (d.overcommit) {
@@ -204,7 +205,7 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
 
   const auto transitions = recent_transitions(snapshot, options.since);
   out += '\n';
-  line(out, "TIMELINE (%zu transitions)", transitions.size());
+  line(out, "TIMELINE (%llu transitions)", static_cast<unsigned long long>(transitions.size()));
   for (const VerdictTransition* t : transitions) {
     const std::string at = iso8601(t->at).substr(11, 8);
     char head[160];

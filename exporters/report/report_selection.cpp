@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
+#include <chrono>
 
 namespace memdiag::report {
 
@@ -52,13 +52,17 @@ std::vector<const VerdictTransition*> recent_transitions(const Snapshot& snapsho
 }
 
 std::string iso8601(std::chrono::system_clock::time_point at) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  // The calendar from <chrono> rather than gmtime_r: the same code on Windows, no C library state.
+  using namespace std::chrono;
+  const auto ms = floor<milliseconds>(at);
+  const auto day = floor<days>(ms);
+  const year_month_day date(day);
+  const hh_mm_ss time(ms - day);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
-                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms % 1000));
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+                static_cast<int>(time.seconds().count()), static_cast<int>(time.subseconds().count()));
   return buffer;
 }
 

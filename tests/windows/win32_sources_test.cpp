@@ -7,9 +7,15 @@
 #include <windows.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <string>
 
+#include "exporters/prometheus/snapshot_collector.hpp"
+#include "probes/analysis/diagnosis_model.hpp"
 #include "probes/catalog/source_catalog.hpp"
+#include "probes/core/snapshot_store.hpp"
 
 namespace memdiag {
 namespace {
@@ -63,6 +69,48 @@ TEST(WindowsProcessSource, FindsItselfWithAWorkingSet) {
   EXPECT_GE(*self->peak_resident_bytes, self->resident_bytes);
   EXPECT_LE(s.process_memory->processes.size(), 2u * 10 + 1) << "top 10 twice and itself at most";
   EXPECT_EQ(ballast[12345], 'x');
+}
+
+// Every Windows source sampled into one snapshot, judged by the models and rendered by the real
+// exporter: the shared names carry Windows's values. With MEMDIAG_EXPOSITION_OUT set, the text
+// is written there for promtool (windows/cross/check-exposition.sh).
+TEST(WindowsExposition, TheSharedNamesCarryWindowsValues) {
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->sequence = 1;
+  snapshot->taken_at = std::chrono::system_clock::now();
+  for (const SourceRegistration& r : source_catalog()) {
+    auto source = make_source(r.name, KernelPaths{});
+    ASSERT_TRUE(source->probe()) << r.name;
+    const Status status = source->sample(*snapshot);
+    ASSERT_TRUE(status) << r.name << ": " << status.error().message;
+    snapshot->sources.push_back(SourceStatus{std::string(r.name), true, 0.001, ""});
+  }
+  analysis::DiagnosisModel model;
+  model.assess(*snapshot, {});
+  ASSERT_TRUE(snapshot->derived.overcommit);
+  EXPECT_EQ(snapshot->derived.overcommit->mode, OvercommitMode::kNever);
+  SnapshotStore store(4);
+  store.publish(snapshot);
+  prom::SnapshotCollector collector(store, prom::BuildInfo{"test", "test", "mingw"});
+  std::string text;
+  collector.render_text(text);
+  const auto value_of = [&](const std::string& series) -> double {
+    const std::size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::strtod(text.c_str() + at + 1 + series.size() + 1, nullptr);
+  };
+  EXPECT_GT(value_of("memdiag_commit_limit_bytes"), 0) << text;
+  EXPECT_GT(value_of("memdiag_commit_charge_bytes"), 0);
+  EXPECT_GT(value_of("memdiag_memory_total_bytes"), 0);
+  EXPECT_EQ(value_of("memdiag_source_up{source=\"windows_memory\"}"), 1);
+  EXPECT_EQ(value_of("memdiag_source_up{source=\"windows_processes\"}"), 1);
+  const std::string self = "memdiag_process_working_set_bytes{pid=\"" + std::to_string(::GetCurrentProcessId()) +
+                           "\",comm=\"memdiag_windows_tests.exe\"}";
+  EXPECT_GT(value_of(self), 0) << text;
+  EXPECT_NE(text.find("memdiag_overcommit_mode_info{mode=\"never\",assumed=\"false\"} 1"), std::string::npos);
+  if (const char* out = std::getenv("MEMDIAG_EXPOSITION_OUT")) {
+    std::ofstream(out, std::ios::binary) << text;
+  }
 }
 
 }  // namespace

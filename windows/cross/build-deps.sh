@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds, statically and with mingw-w64, the third-party libraries of memdiag's Windows
-# build (fmt, spdlog, yaml-cpp, googletest + gmock) from Debian bookworm source packages,
-# because Debian ships no mingw builds of them.
+# build (fmt, spdlog, yaml-cpp, googletest + gmock, prometheus-cpp's core) from Debian bookworm
+# source packages, because Debian ships no mingw builds of them.
 #
 # Usage: windows/cross/build-deps.sh [PREFIX]
 #   PREFIX defaults to $MEMDIAG_WINDOWS_DEPS or /var/cache/memdiag/windows-deps and receives
@@ -18,9 +18,10 @@ declare -A debian_version=(
   [spdlog]="1:1.10.0+ds-0.4"
   [yaml-cpp]="0.7.0+dfsg-8"
   [googletest]="1.12.1-0.2"
+  [prometheus-cpp]="1.0.1-1"
 )
 # Build order: spdlog needs fmt.
-source_packages=(fmtlib spdlog yaml-cpp googletest)
+source_packages=(fmtlib spdlog yaml-cpp googletest prometheus-cpp)
 tool_packages=(dpkg-dev cmake ninja-build g++-mingw-w64-x86-64-posix)
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -255,6 +256,9 @@ main() {
     -DYAML_CPP_BUILD_TESTS=OFF -DYAML_CPP_BUILD_TOOLS=OFF -DYAML_CPP_BUILD_CONTRIB=OFF
   build_library googletest -DBUILD_GMOCK=ON -DINSTALL_GTEST=ON -Dgtest_disable_pthreads=OFF \
     -Dgtest_build_tests=OFF -Dgtest_build_samples=OFF -Dgmock_build_tests=OFF
+  # Only prometheus-cpp's core (metric families, the text serializer): memdiag serves HTTP itself.
+  build_library prometheus-cpp -DENABLE_PULL=OFF -DENABLE_PUSH=OFF -DENABLE_COMPRESSION=OFF \
+    -DENABLE_TESTING=OFF -DUSE_THIRDPARTY_LIBRARIES=OFF -DGENERATE_PKGCONFIG=OFF
   publish_stage
   say "installed into $prefix in $((SECONDS - start)) s (logs: $logs)"
 }
