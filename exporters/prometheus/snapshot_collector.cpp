@@ -112,6 +112,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   render_sources(*snap, sink);
   if (snap->system_memory) render_system_memory(*snap->system_memory, sink);
   if (snap->windows_memory) render_windows_memory(*snap->windows_memory, sink);
+  if (snap->windows_paging) render_windows_paging(*snap->windows_paging, sink);
   // The process source renders Linux's richer per-process series itself.
   if (snap->process_memory && !snap->processes) render_process_memory(*snap->process_memory, sink);
   if (snap->meminfo) render_table(Table::kMeminfo, *snap->meminfo, sink);

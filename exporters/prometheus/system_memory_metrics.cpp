@@ -90,6 +90,33 @@ void render_windows_memory(const WindowsMemorySection& w, MetricSink& sink) {
   gauge(sink, "memdiag_system_processes", "Processes on the system.", w.processes);
   gauge(sink, "memdiag_system_threads", "Threads on the system.", w.threads);
   gauge(sink, "memdiag_system_handles", "Open handles on the system.", w.handles);
+  if (w.low_memory) {
+    gauge(sink, "memdiag_low_memory",
+          "1 while Windows's low-memory resource notification is signaled (available memory below the system's low "
+          "threshold).",
+          *w.low_memory ? 1 : 0);
+    sink.family("memdiag_low_memory_signals_total", "Times the low-memory resource notification turned signaled.",
+                MetricType::Counter);
+    sink.sample({}, static_cast<double>(w.low_memory_signals_total));
+  }
+}
+
+void render_windows_paging(const WindowsPagingSection& p, MetricSink& sink) {
+  const auto counter = [&](std::string_view name, std::string_view help, const std::optional<std::uint64_t>& v) {
+    if (!v) return;
+    sink.family(name, help, MetricType::Counter);
+    sink.sample({}, static_cast<double>(*v));
+  };
+  counter("memdiag_paging_page_faults_total",
+          "Page faults, soft and hard (PDH counter Memory, Page Faults/sec, raw).", p.page_faults_total);
+  counter("memdiag_paging_hard_faults_total",
+          "Reads from disk to resolve page faults (PDH counter Memory, Page Reads/sec, raw): trimmed working sets coming "
+          "back.",
+          p.hard_faults_total);
+  counter("memdiag_paging_pages_input_total",
+          "Pages read from disk to resolve page faults (PDH counter Memory, Pages Input/sec).", p.pages_input_total);
+  counter("memdiag_paging_pages_output_total",
+          "Pages written to disk to free memory (PDH counter Memory, Pages Output/sec).", p.pages_output_total);
 }
 
 }  // namespace memdiag::prom

@@ -11,7 +11,9 @@
 //   process source renders its own richer series under the shared names (process_metrics.hpp).
 // - From WindowsMemorySection: memdiag_commit_peak_bytes, memdiag_system_cache_bytes,
 //   memdiag_kernel_pool_bytes{pool}, memdiag_memory_load_ratio, memdiag_system_{processes,
-//   threads,handles}.
+//   threads,handles}, memdiag_low_memory and memdiag_low_memory_signals_total.
+// - From WindowsPagingSection: memdiag_paging_{page_faults,hard_faults,pages_input,
+//   pages_output}_total, each where PDH has its counter.
 #pragma once
 
 #include "exporters/prometheus/metric_sink.hpp"
@@ -24,5 +26,6 @@ namespace memdiag::prom {
 void render_system_memory(const SystemMemory& memory, MetricSink& sink);
 void render_process_memory(const ProcessMemorySection& processes, MetricSink& sink);
 void render_windows_memory(const WindowsMemorySection& windows, MetricSink& sink);
+void render_windows_paging(const WindowsPagingSection& paging, MetricSink& sink);
 
 }  // namespace memdiag::prom

@@ -70,6 +70,7 @@ struct Snapshot {
   std::optional<ProcessSection> processes;
   std::optional<CanarySection> canary;
   std::optional<WindowsMemorySection> windows_memory;
+  std::optional<WindowsPagingSection> windows_paging;
 
   std::vector<SourceStatus> sources;
 

@@ -20,8 +20,26 @@ struct WindowsMemorySection {
   std::uint32_t processes = 0;
   std::uint32_t threads = 0;
   std::uint32_t handles = 0;
+  // The low-memory resource notification (CreateMemoryResourceNotification): whether it is
+  // signaled now, and how many times it turned signaled since the daemon started (watched by a
+  // thread, so a short episode between two samples still counts). Absent when it could not be
+  // created.
+  std::optional<bool> low_memory;
+  std::uint64_t low_memory_signals_total = 0;
 
   bool operator==(const WindowsMemorySection&) const = default;
+};
+
+// Windows's paging counters from PDH (windows/paging), raw and cumulative like the kernel's
+// vmstat counters, so the rates come from the snapshot ring as on Linux. Each is absent when
+// its counter is missing (a trimmed PDH registry; wine has none: PLATFORM.md).
+struct WindowsPagingSection {
+  std::optional<std::uint64_t> page_faults_total;   // \Memory\Page Faults/sec: soft and hard
+  std::optional<std::uint64_t> hard_faults_total;   // \Memory\Page Reads/sec: reads from disk to resolve faults
+  std::optional<std::uint64_t> pages_input_total;   // \Memory\Pages Input/sec: pages those reads brought in
+  std::optional<std::uint64_t> pages_output_total;  // \Memory\Pages Output/sec: pages written out to free memory
+
+  bool operator==(const WindowsPagingSection&) const = default;
 };
 
 }  // namespace memdiag

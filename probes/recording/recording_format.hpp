@@ -29,8 +29,8 @@
 namespace memdiag::recording {
 
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
-// Version 2 (issue 15) added the Windows memory section and each process's peak resident size
-// and page faults; a version 1 file reads as before, without them.
+// Version 2 (issue 15) added the Windows memory and paging sections and each process's peak
+// resident size and page faults; a version 1 file reads as before, without them.
 inline constexpr std::uint64_t kFormatVersion = 2;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 

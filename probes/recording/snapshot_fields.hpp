@@ -101,6 +101,17 @@ void fields(A& a, S& w) {
   a.integer(w.processes);
   a.integer(w.threads);
   a.integer(w.handles);
+  a.optional(w.low_memory, [&](auto& v) { a.boolean(v); });
+  a.integer(w.low_memory_signals_total);
+}
+
+template <class A, Is<WindowsPagingSection> S>
+void fields(A& a, S& p) {
+  auto optional_integer = [&](auto& o) { a.optional(o, [&](auto& v) { a.integer(v); }); };
+  optional_integer(p.page_faults_total);
+  optional_integer(p.hard_faults_total);
+  optional_integer(p.pages_input_total);
+  optional_integer(p.pages_output_total);
 }
 
 template <class A, Is<ProcessMemorySection> S>
@@ -319,7 +330,10 @@ void fields(A& a, S& s) {
   a.optional(s.reclaim_stall, [&](auto& r) { fields(a, r); });
   a.optional(s.processes, [&](auto& p) { fields(a, p); });
   a.optional(s.canary, [&](auto& c) { fields(a, c); });
-  if (a.version() >= 2) a.optional(s.windows_memory, [&](auto& w) { fields(a, w); });
+  if (a.version() >= 2) {
+    a.optional(s.windows_memory, [&](auto& w) { fields(a, w); });
+    a.optional(s.windows_paging, [&](auto& p) { fields(a, p); });
+  }
   a.sequence(s.sources, [&](auto& source) { fields(a, source); });
 }
 
@@ -329,7 +343,8 @@ inline bool same_recorded_fields(const Snapshot& a, const Snapshot& b) {
          a.overcommit_policy == b.overcommit_policy && a.process_memory == b.process_memory &&
          a.meminfo == b.meminfo && a.vmstat == b.vmstat && a.pressure == b.pressure && a.vm_sysctl == b.vm_sysctl &&
          a.cgroups == b.cgroups && a.reclaim_stall == b.reclaim_stall && a.processes == b.processes &&
-         a.canary == b.canary && a.windows_memory == b.windows_memory && a.sources == b.sources;
+         a.canary == b.canary && a.windows_memory == b.windows_memory &&
+         a.windows_paging == b.windows_paging && a.sources == b.sources;
 }
 
 }  // namespace memdiag::recording

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "windows/figures/memory_figures.hpp"
+#include "windows/performance_info/low_memory_watch.hpp"
 
 namespace memdiag::windows {
 
@@ -57,9 +58,18 @@ class WindowsMemorySource final : public Source {
     if (!reading) return reading.error();
     out.system_memory = reading->system;
     out.windows_memory = reading->windows;
+    out.windows_memory->low_memory = low_memory_.low_now();
+    out.windows_memory->low_memory_signals_total = low_memory_.signals();
     out.overcommit_policy = OvercommitPolicy{OvercommitMode::kNever, std::nullopt, std::nullopt};
     return Ok{};
   }
+
+  std::string degraded() const override {
+    return low_memory_.error().empty() ? std::string() : "no low-memory notification: " + low_memory_.error();
+  }
+
+ private:
+  LowMemoryWatch low_memory_;
 };
 
 }  // namespace

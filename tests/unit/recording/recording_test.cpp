@@ -138,7 +138,9 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   cr.reading.cycles = 4;
   canary.cgroups = {cr};
   s->canary = canary;
-  s->windows_memory = WindowsMemorySection{14ull << 30, (3ull << 30) + k, 300ull << 20, 200ull << 20, 62, 150, 2000, 60000};
+  s->windows_memory = WindowsMemorySection{14ull << 30, (3ull << 30) + k, 300ull << 20, 200ull << 20, 62, 150, 2000, 60000,
+                                           k % 2 == 0, 3 + k};
+  s->windows_paging = WindowsPagingSection{100000 + k, 2000 + k, std::nullopt, 77};
 
   s->sources = {SourceStatus{"meminfo", true, 0.001, ""}, SourceStatus{"cgroup", false, 0.02, "no hierarchy"}};
   return s;
