@@ -12,18 +12,21 @@ namespace memdiag::analysis {
 
 class GrowthEma {
  public:
-  // Takes the footprint at `now` and returns the smoothed growth in bytes a second (0 at the
-  // first reading; readings not later than the last are ignored).
+  // Takes the footprint at `now` and returns the smoothed growth in bytes a second: 0 at the
+  // first reading; a reading at the same time changes nothing; one from before the last (the
+  // wall clock stepped back) starts afresh from it, rather than freezing until the clock catches
+  // up and then reading all that time's change as one sample's growth.
   double update(std::chrono::system_clock::time_point now, std::uint64_t footprint_bytes,
                 std::chrono::milliseconds half_life) {
+    if (seen_ && now == at_) return ema_;
     if (seen_ && now > at_) {
       const double dt = std::chrono::duration<double>(now - at_).count();
       const double instant = (static_cast<double>(footprint_bytes) - static_cast<double>(footprint_)) / dt;
       const double half_life_s = std::chrono::duration<double>(half_life).count();
       const double alpha = half_life_s > 0 ? 1 - std::exp2(-dt / half_life_s) : 1;
       ema_ += alpha * (instant - ema_);
-    } else if (seen_) {
-      return ema_;
+    } else {
+      ema_ = 0;
     }
     seen_ = true;
     at_ = now;

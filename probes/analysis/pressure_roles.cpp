@@ -9,22 +9,13 @@
 namespace memdiag::analysis {
 
 double contribution_ratio(const PressureShares& shares, const RoleSettings& roles) {
-  const double promise_weight = std::clamp(roles.promise_weight, 0.0, 1.0);
-  const double rest = shares.promise ? 1 - promise_weight : 1;
-  double weighed = 0, weights = 0;
-  if (shares.held) {
-    weighed += rest / 2 * *shares.held;
-    weights += rest / 2;
-  }
-  if (shares.growth) {
-    weighed += rest / 2 * *shares.growth;
-    weights += rest / 2;
-  }
-  if (shares.promise) {
-    weighed += promise_weight * *shares.promise;
-    weights += promise_weight;
-  }
-  return weights > 0 ? weighed / weights : 0;
+  // The promise keeps its weight whatever else is known; held and growth share the rest, or
+  // whichever of them is known takes all of it.
+  const double promise_weight = shares.promise ? std::clamp(roles.promise_weight, 0.0, 1.0) : 0.0;
+  const int others = (shares.held ? 1 : 0) + (shares.growth ? 1 : 0);
+  if (others == 0) return shares.promise ? *shares.promise : 0;
+  const double each = (1 - promise_weight) / others;
+  return each * (shares.held.value_or(0) + shares.growth.value_or(0)) + promise_weight * shares.promise.value_or(0);
 }
 
 bool contributes(const PressureShares& shares, std::uint64_t footprint_bytes, double growth_bytes_per_second,

@@ -25,7 +25,8 @@ void ProcessGrowthTracker::update(const ProcessSection* processes, std::chrono::
     by_pid_.clear();
     return;
   }
-  if (scans_ > 0 && processes->scanned_at <= last_scan_) return;  // the same scan again
+  if (scans_ > 0 && processes->scanned_at == last_scan_) return;  // the same scan again
+  if (scans_ > 0 && processes->scanned_at < last_scan_) by_pid_.clear();  // the clock stepped back
   last_scan_ = processes->scanned_at;
   ++scans_;
   for (const SelectedProcess& p : processes->selected) {

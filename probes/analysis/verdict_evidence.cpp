@@ -61,12 +61,16 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
         out += human_bytes(static_cast<double>(m.relief_bytes));
       }
     }
-    // The process pressing most (a comm is at most 15 characters and may hold blanks: they
-    // become '_' so the line stays key=value).
+    // The process pressing most. A comm is whatever the program set (blanks, ':', '=', even
+    // control characters): anything but a plain printable character becomes '_', so the line
+    // stays one line of key=value fields.
     if (!scope->processes.empty()) {
       const ScopeProcess& p = scope->processes.front();
       std::string comm = p.comm;
-      std::replace(comm.begin(), comm.end(), ' ', '_');
+      for (char& c : comm) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= ' ' || u >= 0x7f || c == ':' || c == '=' || c == ',') c = '_';
+      }
       append_format(out, " top_process=%d:%s:relief=", p.pid, comm.c_str());
       out += human_bytes(static_cast<double>(p.relief_bytes));
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a Windows program under wine, as ctest's CMAKE_CROSSCOMPILING_EMULATOR for the Windows
 # build. Debian's wine64 (PLATFORM.md): no /usr/bin/wine, so the binaries are called by path;
-# the prefix lives outside the checkout and is made once (~15 s, ~700 MB); a persistent
-# wineserver spares every run the ~5 s of starting one; everything wine leaves running gets
+# the prefix lives outside the checkout and is made once (~15 s, ~700 MB); a wineserver kept
+# for a minute spares every run the ~5 s of starting one; everything wine leaves running gets
 # stdin/stdout on /dev/null, or it holds ctest's pipe open and ctest waits forever.
 set -euo pipefail
 
@@ -24,7 +24,9 @@ if [[ ! -f $WINEPREFIX/system.reg ]]; then
     fi
   ) 9>"$WINEPREFIX.lock"
 fi
-"$server" -p </dev/null >/dev/null 2>&1 || true  # persistent; a second one just finds the first
+# Persistent for 60 s after its last client (one per run would cost ~5 s; one forever would
+# outlive the test run); a second one just finds the first.
+"$server" -p60 </dev/null >/dev/null 2>&1 || true
 # The program's output goes through a file: the processes wine starts beside it (services.exe,
 # winedevice.exe) inherit its descriptors and outlive it.
 out="$(mktemp)"

@@ -4,6 +4,7 @@
 #include <windows.h>
 #include <pdh.h>
 #include <pdhmsg.h>
+#include <winperf.h>
 // clang-format on
 
 #include <array>
@@ -63,9 +64,9 @@ class PdhPagingSource final : public Source {
       PDH_RAW_COUNTER raw{};
       DWORD type = 0;
       const bool read = ::PdhGetRawCounterValue(counters_[i], &type, &raw) == ERROR_SUCCESS;
-      if (read && raw.CStatus == PDH_CSTATUS_VALID_DATA && raw.FirstValue >= 0) {
-        section.*kCounters[i].field = static_cast<std::uint64_t>(raw.FirstValue);
-      }
+      const bool valid = raw.CStatus == PDH_CSTATUS_VALID_DATA || raw.CStatus == PDH_CSTATUS_NEW_DATA;
+      if (!read || !valid || raw.FirstValue < 0) continue;
+      section.*kCounters[i].field = accumulate(i, static_cast<std::uint64_t>(raw.FirstValue), (type & PERF_SIZE_LARGE) != 0);
     }
     out.windows_paging = section;
     return Ok{};
@@ -76,7 +77,24 @@ class PdhPagingSource final : public Source {
   }
 
  private:
+  // These \Memory counters are 32 bits wide (PERF_COUNTER_COUNTER) and wrap after 2^32 events,
+  // hours on a busy host; exported as counters they must only grow, so the source keeps its own
+  // 64-bit total of the raw value's steps.
+  std::uint64_t accumulate(std::size_t i, std::uint64_t raw, bool wide) {
+    if (!seen_[i]) {
+      seen_[i] = true;
+      totals_[i] = raw;
+    } else {
+      totals_[i] += wide ? raw - last_[i] : static_cast<std::uint32_t>(raw - last_[i]);
+    }
+    last_[i] = raw;
+    return totals_[i];
+  }
+
   PDH_HQUERY query_ = nullptr;
+  std::array<bool, kCounters.size()> seen_{};
+  std::array<std::uint64_t, kCounters.size()> last_{};
+  std::array<std::uint64_t, kCounters.size()> totals_{};
   std::array<PDH_HCOUNTER, kCounters.size()> counters_{};
   std::string missing_;
 };

@@ -53,11 +53,16 @@ std::string image_name(HANDLE process) {
 bool read_process(DWORD pid, ProcessCounters& out) {
   HANDLE process = ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
   if (process == nullptr) return false;
+  // Success alone does not say the EX2 fields were filled: the call takes any size from the
+  // basic struct's up and fills what it knows (older Windows, wine). The private working set is
+  // taken only when it was written and is not 0 (a live process always has private pages).
+  constexpr SIZE_T kUnwritten = ~SIZE_T{0};
   MemoryCountersEx2 ex2{};
   ex2.cb = sizeof ex2;
+  ex2.PrivateWorkingSetSize = kUnwritten;
   bool ok = ::GetProcessMemoryInfo(process, reinterpret_cast<PROCESS_MEMORY_COUNTERS*>(&ex2), sizeof ex2) != 0;
-  const bool has_ex2 = ok;
-  if (!ok) {  // before Windows 10 21H2 (and under wine): the EX struct
+  const bool has_ex2 = ok && ex2.PrivateWorkingSetSize != kUnwritten && ex2.PrivateWorkingSetSize != 0;
+  if (!ok) {  // a system that refuses the larger size: the EX struct
     PROCESS_MEMORY_COUNTERS_EX ex{};
     ex.cb = sizeof ex;
     ok = ::GetProcessMemoryInfo(process, reinterpret_cast<PROCESS_MEMORY_COUNTERS*>(&ex), sizeof ex) != 0;

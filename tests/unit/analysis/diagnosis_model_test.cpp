@@ -245,9 +245,9 @@ TEST(DiagnosisModel, AStallingScopeThatIsGoneEndsItsStory) {
 }
 
 // A canary runs inside /jobs (canary.cgroups) and one inside /elsewhere, every 2 s. While /jobs
-// is calm the /jobs canary's faults take 2 us (cycles at t=2, 4, 6, 8: the baseline); in the
-// stall its cycle at t=14 takes 30 us a fault: slow_faults for /jobs (15x, at most medium), not
-// for the node, whose own canary is not the one that slowed.
+// is calm the /jobs canary's faults take 2 us (cycles at t=2 .. 10: the baseline); in the stall
+// they take 20 us (t=12) and 30 us (t=14): slow_faults for /jobs (15x at t=14, at most medium),
+// not for the node, whose own canary is not the one that slowed.
 TEST(DiagnosisModel, ACanaryInsideAScopeTimesItsFaults) {
   analysis::DiagnosisModel model;
   std::vector<SnapshotPtr> ring;
@@ -257,7 +257,7 @@ TEST(DiagnosisModel, ACanaryInsideAScopeTimesItsFaults) {
     auto s = Scenario::at_second(t);
     if (t > 0 && t % 2 == 0) {
       count += 1000;
-      sum += 1000 * (t == 14 ? 30000 : 2000);
+      sum += 1000 * (t == 14 ? 30000 : t == 12 ? 20000 : 2000);  // t=12: slow, in the stall
     }
     CanarySection canary;
     canary.node.page_fault.count = 40 * static_cast<std::uint64_t>(t);  // the node's: 2 us each, always
@@ -287,7 +287,13 @@ TEST(DiagnosisModel, ACanaryInsideAScopeTimesItsFaults) {
                                  [](const VerdictReason& r) { return r.code == stall_reason::kSlowFaults; });
   ASSERT_NE(slow, jobs.stall.reasons.end());
   EXPECT_EQ(slow->level, VerdictLevel::kMedium);
-  // Cycles that ran while /jobs stalled (t=10, 12) did not join its baseline: 2 us still.
+  // The cycle that ran while /jobs stalled (t=12, 20 us) did not join its baseline, or the
+  // ratio at t=14 would be under 15; it was slow_faults itself (10x). (At t=10 the stall has not
+  // reached the scope's 2 s window yet: that cycle is calm, at 2 us.)
+  const CgroupScope& stalled = kept[12]->derived.cgroup_scopes.at(0);
+  ASSERT_TRUE(stalled.stall.figures.fault_latency_ratio);
+  EXPECT_NEAR(*stalled.stall.figures.fault_latency_ratio, 10.0, 1e-9);
+  // The node's own canary (2 us, always) is not the scope's.
   const StallVerdict& node = *kept[14]->derived.stall;
   ASSERT_TRUE(node.figures.fault_latency_ratio);
   EXPECT_NEAR(*node.figures.fault_latency_ratio, 1.0, 1e-9);

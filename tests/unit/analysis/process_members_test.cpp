@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "probes/analysis/diagnosis_model.hpp"
+#include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/pressure_roles.hpp"
 #include "probes/analysis/process_members.hpp"
 #include "probes/analysis/verdict_evidence.hpp"
@@ -135,6 +136,34 @@ TEST(PressureRoles, UnbackedPromisesOrderContributorsButMakeNone) {
   ASSERT_EQ(flat.size(), 2u);
   EXPECT_NEAR(flat[0].contribution_ratio, 0.5, 1e-9);
   EXPECT_NEAR(flat[1].contribution_ratio, 0.5, 1e-9);
+}
+
+// With no growth anywhere, the promise keeps its 20 % and holding takes the other 80 %.
+TEST(PressureRoles, ThePromiseWeighsTheSameWithoutGrowth) {
+  analysis::MemberFigures a, b;
+  a.cgroup = "/a";
+  a.footprint_bytes = 500 * kMiB;
+  a.unbacked_promise_bytes = 0;
+  b = a;
+  b.cgroup = "/b";
+  b.unbacked_promise_bytes = 1000 * kMiB;
+  const auto ranked = analysis::rank_members({a, b}, VerdictLevel::kHigh, 0, {}, {});
+  ASSERT_EQ(ranked.size(), 2u);
+  EXPECT_EQ(ranked[0].cgroup, "/b");
+  EXPECT_NEAR(ranked[0].contribution_ratio, 0.8 * 0.5 + 0.2 * 1, 1e-9);
+  EXPECT_NEAR(ranked[1].contribution_ratio, 0.8 * 0.5, 1e-9);
+}
+
+// The wall clock stepping back (NTP, a resumed VM) starts the growth afresh instead of freezing
+// it and then reading all the time between as one sample's growth.
+TEST(GrowthEma, AClockSteppingBackStartsAfresh) {
+  analysis::GrowthEma ema;
+  EXPECT_EQ(ema.update(at(0), 100 * kMiB, 10s), 0);
+  EXPECT_GT(ema.update(at(1), 110 * kMiB, 10s), 0);
+  EXPECT_EQ(ema.update(at(1), 500 * kMiB, 10s), ema.bytes_per_second()) << "the same time again changes nothing";
+  EXPECT_EQ(ema.update(at(-100), 120 * kMiB, 10s), 0) << "back 101 s: afresh";
+  // One second later: growth from the new start (1 MiB in 1 s), not from the old reading.
+  EXPECT_NEAR(ema.update(at(-99), 121 * kMiB, 10s), 1.0 * kMiB * (1 - std::exp2(-0.1)), 1);
 }
 
 // The memcg stall scenario with a process scan: /jobs names the grower's process, with its
