@@ -21,7 +21,6 @@ struct PerformanceCounts {
   std::uint64_t physical_total_pages = 0;
   std::uint64_t physical_available_pages = 0;
   std::uint64_t system_cache_pages = 0;
-  std::uint64_t kernel_total_pages = 0;
   std::uint64_t kernel_paged_pages = 0;
   std::uint64_t kernel_nonpaged_pages = 0;
   std::uint64_t page_size_bytes = 0;
@@ -30,14 +29,12 @@ struct PerformanceCounts {
   std::uint32_t thread_count = 0;
 };
 
-// MEMORYSTATUSEX's fields, in bytes. ullTotalPageFile is the commit limit (RAM + page files),
-// not the page files' size, and ullAvailPageFile what the calling process may still commit.
+// The MEMORYSTATUSEX fields used, in bytes (its page-file fields repeat GetPerformanceInfo's
+// commit limit and headroom, so they are not taken).
 struct MemoryStatusCounts {
   std::uint32_t memory_load_percent = 0;
   std::uint64_t total_physical_bytes = 0;
   std::uint64_t available_physical_bytes = 0;
-  std::uint64_t total_page_file_bytes = 0;
-  std::uint64_t available_page_file_bytes = 0;
 };
 
 struct MemoryReading {

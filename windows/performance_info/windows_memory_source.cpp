@@ -14,23 +14,25 @@ namespace memdiag::windows {
 
 namespace {
 
+Status read(PERFORMANCE_INFORMATION& info) {
+  if (!::GetPerformanceInfo(&info, sizeof info)) {
+    return make_error("GetPerformanceInfo failed: error " + std::to_string(::GetLastError()));
+  }
+  return Ok{};
+}
+
 class WindowsMemorySource final : public Source {
  public:
   std::string_view name() const override { return "windows_memory"; }
 
   Status probe() override {
     PERFORMANCE_INFORMATION info{};
-    if (!::GetPerformanceInfo(&info, sizeof info)) {
-      return make_error("GetPerformanceInfo failed: error " + std::to_string(::GetLastError()));
-    }
-    return Ok{};
+    return read(info);
   }
 
   Status sample(Snapshot& out) override {
     PERFORMANCE_INFORMATION info{};
-    if (!::GetPerformanceInfo(&info, sizeof info)) {
-      return make_error("GetPerformanceInfo failed: error " + std::to_string(::GetLastError()));
-    }
+    if (Status status = read(info); !status) return status;
     PerformanceCounts counts;
     counts.commit_total_pages = info.CommitTotal;
     counts.commit_limit_pages = info.CommitLimit;
@@ -38,7 +40,6 @@ class WindowsMemorySource final : public Source {
     counts.physical_total_pages = info.PhysicalTotal;
     counts.physical_available_pages = info.PhysicalAvailable;
     counts.system_cache_pages = info.SystemCache;
-    counts.kernel_total_pages = info.KernelTotal;
     counts.kernel_paged_pages = info.KernelPaged;
     counts.kernel_nonpaged_pages = info.KernelNonpaged;
     counts.page_size_bytes = info.PageSize;
@@ -51,8 +52,7 @@ class WindowsMemorySource final : public Source {
     MEMORYSTATUSEX ex{};
     ex.dwLength = sizeof ex;
     if (::GlobalMemoryStatusEx(&ex)) {
-      status = MemoryStatusCounts{ex.dwMemoryLoad, ex.ullTotalPhys, ex.ullAvailPhys, ex.ullTotalPageFile,
-                                  ex.ullAvailPageFile};
+      status = MemoryStatusCounts{ex.dwMemoryLoad, ex.ullTotalPhys, ex.ullAvailPhys};
     }
     auto reading = memory_reading(counts, status);
     if (!reading) return reading.error();
