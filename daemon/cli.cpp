@@ -6,7 +6,8 @@ namespace memdiag {
 
 std::string usage_text() {
   return "usage: memdiagd [--config FILE] [--web.listen-address HOST:PORT] [--path.procfs DIR]\n"
-         "                [--path.sysfs DIR] [--log.level LEVEL]\n"
+         "                [--path.sysfs DIR] [--log.level LEVEL] [--log.file FILE]\n"
+         "       memdiagd.exe [--console] [options as above] (Windows: a service unless --console)\n"
          "       memdiagd --check-config --config FILE\n"
          "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
          "       memdiagd diagnose [--format text|json] [--duration S] [--since D] (diagnose --help)\n"
@@ -18,6 +19,9 @@ std::string usage_text() {
          "  --path.procfs DIR             procfs root (default /proc)\n"
          "  --path.sysfs DIR              sysfs root (default /sys)\n"
          "  --log.level LEVEL             trace|debug|info|warn|error|critical|off\n"
+         "  --log.file FILE               also log to FILE (appended; the Windows service's default:\n"
+         "                                %ProgramData%\\memdiag\\memdiagd.log)\n"
+         "  --console                     Windows: run in the foreground (Ctrl+C stops), not as a service\n"
          "  --check-config                validate the config and exit: 0 valid, 2 invalid\n"
          "  --once                        sample once, print the Prometheus exposition, exit\n";
 }
@@ -31,7 +35,7 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
   static const ValueFlag kValueFlags[] = {
       {"--config", &CliOptions::config_path},        {"--web.listen-address", &CliOptions::listen_address},
       {"--path.procfs", &CliOptions::procfs},        {"--path.sysfs", &CliOptions::sysfs},
-      {"--log.level", &CliOptions::log_level},
+      {"--log.level", &CliOptions::log_level},      {"--log.file", &CliOptions::log_file},
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -40,9 +44,11 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
       inline_value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    if (arg == "--check-config" || arg == "--once" || arg == "--version" || arg == "--help" || arg == "-h") {
+    if (arg == "--check-config" || arg == "--once" || arg == "--version" || arg == "--help" || arg == "-h" ||
+        arg == "--console") {
       if (inline_value) return make_error(arg + " takes no value");
       if (arg == "--check-config") options.check_config = true;
+      if (arg == "--console") options.console = true;
       if (arg == "--once") options.once = true;
       if (arg == "--version") options.version = true;
       if (arg == "--help" || arg == "-h") options.help = true;
@@ -61,7 +67,7 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
       }
     }
     if (!matched) {
-      std::vector<std::string_view> known = {"--check-config", "--once", "--version", "--help"};
+      std::vector<std::string_view> known = {"--check-config", "--once", "--version", "--help", "--console"};
       for (const auto& flag : kValueFlags) known.push_back(flag.name);
       std::string message = "unknown argument '" + args[i] + "'";
       if (auto hint = closest_match(arg, known)) message += "; did you mean '" + *hint + "'?";

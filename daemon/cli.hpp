@@ -16,6 +16,8 @@ struct CliOptions {
   std::optional<std::string> procfs;
   std::optional<std::string> sysfs;
   std::optional<std::string> log_level;
+  std::optional<std::string> log_file;  // also log to this file (appended)
+  bool console = false;                 // Windows: run in the foreground, never as a service
   bool check_config = false;
   bool once = false;
   bool version = false;

@@ -1,6 +1,10 @@
 #include "daemon/config_values.hpp"
 
+#ifdef _WIN32
+#include <ws2tcpip.h>  // inet_pton
+#else
 #include <arpa/inet.h>
+#endif
 
 #include <algorithm>
 #include <charconv>

@@ -1,8 +1,5 @@
 #include "daemon/daemon.hpp"
 
-#include <malloc.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -22,15 +19,6 @@ namespace {
 
 prom::BuildInfo build_info() { return {build::kVersion, build::kRevision, build::kCompiler}; }
 
-sigset_t daemon_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  return set;
-}
-
 // ":9842" and "0.0.0.0:9842" are the same listener.
 std::string normalized_address(const std::string& address) {
   return !address.empty() && address.front() == ':' ? "0.0.0.0" + address : address;
@@ -40,11 +28,11 @@ std::string_view port_of(const std::string& address) {
   return std::string_view(address).substr(address.rfind(':') + 1);
 }
 
-// Moves the HTTP listener on SIGHUP; returns whatever serves afterwards (the old one if the
+// Moves the HTTP listener on a reload; returns whatever serves afterwards (the old one if the
 // new address cannot be bound). A different port is bound before the old one is released; the
 // same port on another host must be released first, and is taken back if the new bind fails.
 std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, const std::string& next_address,
-                                          const HttpServer::Handlers& handlers) {
+                                          const HttpServer::Handlers& handlers, const std::string& why) {
   const std::string old_address = current->listen_address();
   if (normalized_address(next_address) == normalized_address(old_address)) return current;
   const bool same_port = port_of(next_address) == port_of(old_address);
@@ -54,11 +42,11 @@ std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, c
     spdlog::info("now serving on http://{}/metrics", next_address);
     return std::move(moved).value();
   }
-  spdlog::error("SIGHUP: keeping {}: {}", old_address, moved.error().message);
+  spdlog::error("{}: keeping {}: {}", why, old_address, moved.error().message);
   if (!same_port) return current;
   auto back = HttpServer::start(old_address, handlers);
   if (back) return std::move(back).value();
-  spdlog::critical("cannot listen on {} again either: {}; serving nothing until the next SIGHUP", old_address,
+  spdlog::critical("cannot listen on {} again either: {}; serving nothing until the next reload", old_address,
                    back.error().message);
   return nullptr;
 }
@@ -119,28 +107,8 @@ int run_once(const Config& config) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
-void block_daemon_signals() {
-  const sigset_t set = daemon_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-// Cgroup event watching holds four eventfds per watched cgroup: lift the soft descriptor limit
-// to the hard one, as daemons that watch many files do.
-void raise_descriptor_limit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
-  }
-}
-
-int run_daemon(const CliOptions& options, Config config) {
-  block_daemon_signals();  // before the first thread: every thread inherits the mask
-  raise_descriptor_limit();
-  // glibc gives every thread that allocates its own arena: with the 16 HTTP worker threads the
-  // daemon once had rendering concurrently, RSS grew to ~18 MiB of mostly free heap. The
-  // sampler, scanner, canary and HTTP threads still allocate; two arenas are plenty here.
-  ::mallopt(M_ARENA_MAX, 2);
+int serve(const CliOptions& options, Config config, const NextControlEvent& next_event,
+          const std::function<void()>& on_serving) {
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   prom::SnapshotCollector collector(store, build_info());
@@ -157,22 +125,21 @@ int run_daemon(const CliOptions& options, Config config) {
   sampler.start();
   spdlog::info("memdiagd {} serving on http://{}/metrics, sampling every {}ms", build::kVersion,
                config.listen_address, config.interval.count());
+  if (on_serving) on_serving();
 
-  const sigset_t set = daemon_signals();
   for (;;) {
-    int signal_number = 0;
-    if (sigwait(&set, &signal_number) != 0) continue;
-    if (signal_number != SIGHUP) {
-      spdlog::info("received {}, stopping", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+    const ControlEvent event = next_event();
+    if (event.kind == ControlEvent::Kind::kStop) {
+      spdlog::info("received {}, stopping", event.what);
       break;
     }
     if (!options.config_path) {
-      spdlog::info("SIGHUP: no --config file to reload");
+      spdlog::info("{}: no --config file to reload", event.what);
       continue;
     }
     auto reloaded = resolve_config(options);
     if (!reloaded) {
-      spdlog::error("SIGHUP: keeping the running config; new one is invalid: {}", reloaded.error().to_string());
+      spdlog::error("{}: keeping the running config; new one is invalid: {}", event.what, reloaded.error().to_string());
       continue;
     }
     Config next = std::move(reloaded).value();
@@ -181,7 +148,7 @@ int run_daemon(const CliOptions& options, Config config) {
       auto fresh = HttpServer::start(wanted_address, handlers);
       if (fresh) server = std::move(fresh).value();
     } else {
-      server = move_listener(std::move(server), wanted_address, handlers);
+      server = move_listener(std::move(server), wanted_address, handlers, event.what);
     }
     next.listen_address = server ? server->listen_address() : wanted_address;
     set_log_level(next.log_level);
@@ -189,7 +156,7 @@ int run_daemon(const CliOptions& options, Config config) {
     sampler.reconfigure(plan_sources(config, next), next.interval);
     sampler.set_diagnosis(next.diagnosis);
     config = std::move(next);
-    spdlog::info("SIGHUP: reloaded {}{}", config.file,
+    spdlog::info("{}: reloaded {}{}", event.what, config.file,
                  server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");
   }
 

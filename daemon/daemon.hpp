@@ -1,12 +1,14 @@
 // The long-running daemon and the one-shot modes, wired from a validated Config.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
+#include "daemon/control_events.hpp"
 #include "daemon/http/diagnosis_query.hpp"
 #include "daemon/sampler.hpp"
 #include "probes/core/source.hpp"
@@ -27,12 +29,21 @@ std::shared_ptr<const std::string> diagnosis_report(const SnapshotStore& store, 
 // Samples once and prints the exposition to stdout. Returns the exit code.
 int run_once(const Config& config);
 
-// Serves until SIGTERM/SIGINT; SIGHUP reloads `options.config_path`. Returns the exit code.
-// Call it before starting any thread of your own: it blocks the signals it waits for.
+// Samples and serves HTTP until `next_event` says stop; a reload event re-reads
+// `options.config_path`. `on_serving` (may be empty) is called once HTTP is listening and the
+// sampler runs. Returns the exit code: 1 when the listen address cannot be bound.
+int serve(const CliOptions& options, Config config, const NextControlEvent& next_event,
+          const std::function<void()>& on_serving);
+
+#ifndef _WIN32
+// serve() with signals as the control events (signal_control.cpp): SIGTERM/SIGINT stop it,
+// SIGHUP reloads. Call it before starting any thread of your own: it blocks the signals it
+// waits for.
 int run_daemon(const CliOptions& options, Config config);
 
 // Blocks SIGHUP, SIGTERM and SIGINT in the calling thread (and the threads it creates later),
 // so the daemon receives them with sigwait instead of in async handlers.
 void block_daemon_signals();
+#endif
 
 }  // namespace memdiag

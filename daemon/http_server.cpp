@@ -1,9 +1,9 @@
 #include "daemon/http_server.hpp"
 
-#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include "daemon/http/listener.hpp"
+#include "daemon/http/native_socket.hpp"
 #include "daemon/http/server.hpp"
 
 namespace memdiag {
@@ -11,12 +11,11 @@ namespace {
 
 http::ServerLimits limits_for_this_process() {
   http::ServerLimits limits;
-  rlimit nofile{};
-  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
-    const std::size_t cap = http::connection_cap(limits.max_connections, nofile.rlim_cur);
+  if (const auto sockets = http::socket_limit()) {
+    const std::size_t cap = http::connection_cap(limits.max_connections, *sockets);
     if (cap < limits.max_connections) {
       spdlog::info("HTTP connections capped at {} (a quarter of RLIMIT_NOFILE {})", cap,
-                   static_cast<unsigned long long>(nofile.rlim_cur));
+                   static_cast<unsigned long long>(*sockets));
     }
     limits.max_connections = cap;
   }

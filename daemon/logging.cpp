@@ -1,7 +1,10 @@
 #include "daemon/logging.hpp"
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <filesystem>
 
 namespace memdiag {
 
@@ -10,6 +13,21 @@ void setup_logging() {
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::info);
+}
+
+Status add_log_file(const std::string& path) {
+  try {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
+    file->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
+    spdlog::default_logger()->sinks().push_back(std::move(file));
+    // A file is read after the fact (a service that stopped): what was said must be in it.
+    spdlog::default_logger()->flush_on(spdlog::level::info);
+    return Ok{};
+  } catch (const std::exception& e) {
+    return make_error("cannot log to " + path + ": " + e.what());
+  }
 }
 
 void set_log_level(const std::string& level) { spdlog::set_level(spdlog::level::from_str(level)); }

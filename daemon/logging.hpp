@@ -1,11 +1,16 @@
-// spdlog to stderr (journald adds its own timestamps and picks stderr up as the unit's log).
+// spdlog to stderr (journald adds its own timestamps and picks stderr up as the unit's log),
+// and to a file where asked (--log.file; the Windows service, which has no console, always).
 #pragma once
 
 #include <string>
 
+#include "probes/core/expected.hpp"
+
 namespace memdiag {
 
 void setup_logging();
+// Sends the log to `path` as well (appended, created with its folder if missing).
+Status add_log_file(const std::string& path);
 // `level` must have passed check_log_level.
 void set_log_level(const std::string& level);
 

@@ -3,16 +3,14 @@
 // kernel read), 2 bad command line or config.
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
-#include "daemon/build_info.hpp"
-#include "daemon/cli.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/diagnose_command.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/record_command.hpp"
+#include "daemon/startup.hpp"
 #include "probes/bpf/bpf_factories.hpp"
 #include "probes/canary/canary_child_main.hpp"
 
@@ -37,29 +35,8 @@ int main(int argc, char** argv) {
   set_bpf_loader_program("/proc/self/exe");
   if (!args.empty() && args[0] == "diagnose") return run_diagnose(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "record") return run_record(std::vector<std::string>(args.begin() + 1, args.end()));
-  auto options = parse_cli(args);
-  if (!options) {
-    std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());
-    return 2;
-  }
-  if (options->help) {
-    std::fputs(usage_text().c_str(), stdout);
-    return 0;
-  }
-  if (options->version) {
-    std::printf("memdiagd %s (%s, %s)\n", build::kVersion, build::kRevision, build::kCompiler);
-    return 0;
-  }
-  auto config = resolve_config(*options);
-  if (!config) {
-    std::fprintf(stderr, "memdiagd: invalid config: %s\n", config.error().to_string().c_str());
-    return 2;
-  }
-  if (options->check_config) {
-    std::printf("%s: ok\n", config->file.c_str());
-    return 0;
-  }
-  set_log_level(config->log_level);
-  if (options->once) return run_once(*config);
-  return run_daemon(*options, std::move(config).value());
+  auto startup = start_from_command_line(args);
+  if (!startup) return startup.error();
+  if (startup->options.once) return run_once(startup->config);
+  return run_daemon(startup->options, std::move(startup->config));
 }

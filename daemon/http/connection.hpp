@@ -36,7 +36,7 @@ class Connection {
   Phase phase() const { return phase_; }
   Clock::time_point deadline() const;
   EvictionCandidate eviction_candidate() const;
-  int fd() const { return stream_.fd(); }
+  NativeSocket socket() const { return stream_.socket(); }
   // The shared body of the response being sent (held until it is sent), or null.
   const std::string* held_body() const { return phase_ == Phase::kResponding ? out_.body.get() : nullptr; }
 

@@ -1,10 +1,12 @@
 #include "daemon/http/listener.hpp"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#else
 #include <netdb.h>
 #include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
+#endif
 
 namespace memdiag::http {
 namespace {
@@ -15,12 +17,13 @@ Error cannot_listen(const std::string& address, const std::string& why) {
 
 }  // namespace
 
-Expected<UniqueFd> listen_on(const std::string& address) {
+Expected<UniqueSocket> listen_on(const std::string& address) {
   const std::size_t colon = address.rfind(':');
   if (colon == std::string::npos) return cannot_listen(address, "expected HOST:PORT");
   std::string host = address.substr(0, colon);
   const std::string port = address.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (!start_socket_layer()) return cannot_listen(address, last_socket_error());
 
   addrinfo hints{};
   hints.ai_family = host.empty() ? AF_INET : AF_UNSPEC;  // a bare ":PORT" is every IPv4 interface
@@ -31,22 +34,19 @@ Expected<UniqueFd> listen_on(const std::string& address) {
     return cannot_listen(address, std::string("cannot resolve: ") + ::gai_strerror(rc));
   }
   std::string why = "no address to bind";
-  UniqueFd bound;
+  UniqueSocket bound;
   for (const addrinfo* a = found; a != nullptr && !bound; a = a->ai_next) {
-    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
-    if (!fd) {
-      why = std::strerror(errno);
+    UniqueSocket socket = open_stream_socket(a->ai_family, a->ai_protocol);
+    if (!socket) {
+      why = last_socket_error();
       continue;
     }
-    // A restarted daemon binds again at once despite its old connections in TIME_WAIT; a port
-    // another socket listens on is still refused (Linux checks for listeners regardless).
-    const int one = 1;
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd.get(), SOMAXCONN) != 0) {
-      why = std::strerror(errno);
+    allow_quick_rebind(socket.get());
+    if (::bind(socket.get(), a->ai_addr, static_cast<int>(a->ai_addrlen)) != 0 || ::listen(socket.get(), SOMAXCONN) != 0) {
+      why = last_socket_error();
       continue;
     }
-    bound = std::move(fd);
+    bound = std::move(socket);
   }
   ::freeaddrinfo(found);
   if (!bound) return cannot_listen(address, why);

@@ -6,12 +6,12 @@
 
 #include <string>
 
-#include "probes/linux/unique_fd.hpp"
+#include "daemon/http/native_socket.hpp"
 #include "probes/core/expected.hpp"
 
 namespace memdiag::http {
 
 // A bound, listening, non-blocking socket.
-Expected<UniqueFd> listen_on(const std::string& address);
+Expected<UniqueSocket> listen_on(const std::string& address);
 
 }  // namespace memdiag::http

@@ -1,22 +1,16 @@
 #include "daemon/http/server.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
+#include <pthread.h>  // mingw-w64 posix threads have pthread_setname_np too
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "daemon/http/connection.hpp"
+#include "daemon/http/poller.hpp"
 
 namespace memdiag::http {
 namespace {
@@ -35,16 +29,15 @@ struct Server::Loop {
   struct Entry {
     std::unique_ptr<Connection> connection;
     Clock::time_point deadline;
-    std::uint32_t events = 0;
+    Interest interest = Interest::kReadable;
   };
 
-  UniqueFd epoll;
-  UniqueFd listener;
-  UniqueFd wake;  // eventfd: written by the destructor to stop the loop
+  std::unique_ptr<Poller> poller;  // its wake() stops the loop
+  UniqueSocket listener;
   Handlers handlers;
   ServerLimits limits;
-  std::unordered_map<int, Entry> connections;
-  std::set<std::pair<Clock::time_point, int>> deadlines;  // earliest first
+  std::unordered_map<NativeSocket, Entry> connections;
+  std::set<std::pair<Clock::time_point, NativeSocket>> deadlines;  // earliest first
   Clock::time_point accept_paused_until{};
   bool accept_paused = false;
   bool said_cap = false;
@@ -53,12 +46,12 @@ struct Server::Loop {
 
   void run();
   void accept_new(Clock::time_point now);
-  bool add(int fd, Clock::time_point now);
-  void dispatch(int fd, std::uint32_t events, Clock::time_point now);
-  void update(int fd);
-  void remove(int fd);
-  void keep_held_bytes_within_budget(int fd);
-  bool evict_one(int spare_fd);
+  bool add(UniqueSocket socket, Clock::time_point now);
+  void dispatch(NativeSocket fd, const Readiness& ready, Clock::time_point now);
+  void update(NativeSocket fd);
+  void remove(NativeSocket fd);
+  void keep_held_bytes_within_budget(NativeSocket fd);
+  bool evict_one(NativeSocket spare_fd);
   void expire(Clock::time_point now);
   int wait_ms(Clock::time_point now) const;
   void watch_listener(bool on);
@@ -66,21 +59,20 @@ struct Server::Loop {
 
 void Server::Loop::run() {
   pthread_setname_np(pthread_self(), "memdiag-http");
-  epoll_event events[64];
+  Readiness ready[64];
   for (;;) {
-    const int n = ::epoll_wait(epoll.get(), events, 64, wait_ms(Clock::now()));
-    if (n < 0 && errno != EINTR) {
-      spdlog::error("HTTP server stops: epoll_wait: {}", std::strerror(errno));
+    const PollResult polled = poller->wait(ready, wait_ms(Clock::now()));
+    if (polled.failed) {
+      spdlog::error("HTTP server stops: {}", polled.error);
       return;
     }
+    if (polled.woken) return;
     const Clock::time_point now = Clock::now();
-    for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (fd == wake.get()) return;
-      if (fd == listener.get()) {
+    for (std::size_t i = 0; i < polled.count; ++i) {
+      if (ready[i].socket == listener.get()) {
         accept_new(now);
       } else {
-        dispatch(fd, events[i].events, now);
+        dispatch(ready[i].socket, ready[i], now);
       }
     }
     expire(now);
@@ -90,13 +82,12 @@ void Server::Loop::run() {
 
 void Server::Loop::accept_new(Clock::time_point now) {
   for (int i = 0; i < kAcceptBatch; ++i) {
-    const int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+    UniqueSocket accepted = accept_connection(listener.get());
+    if (!accepted) {
+      if (last_socket_call_out_of_resources()) {
         if (!said_descriptors) {
           spdlog::warn("HTTP: cannot accept a connection ({}) with {} open: dropping those that have waited longest",
-                       std::strerror(errno), connections.size());
+                       last_socket_error(), connections.size());
           said_descriptors = true;
         }
         if (!evict_one(-1)) {
@@ -104,13 +95,14 @@ void Server::Loop::accept_new(Clock::time_point now) {
           accept_paused_until = now + kAcceptPause;
         }
       }
-      return;  // EAGAIN: none left to accept
+      return;  // none left to accept
     }
-    if (!add(fd, now)) continue;
+    const NativeSocket fd = accepted.get();
+    if (!add(std::move(accepted), now)) continue;
     // A scraper's request is usually in the socket by the time it is accepted: answering it
     // now, before anything is evicted, keeps it from being the oldest wait under a flood of
     // new connections (connection_eviction.hpp).
-    dispatch(fd, EPOLLIN, now);
+    dispatch(fd, Readiness{fd, true, false, false}, now);
     if (connections.size() > limits.max_connections) {
       if (!said_cap) {
         spdlog::warn("HTTP: {} connections open, the cap: new ones push out those that have waited longest",
@@ -123,52 +115,45 @@ void Server::Loop::accept_new(Clock::time_point now) {
 }
 
 // False when it cannot be watched (the socket is closed).
-bool Server::Loop::add(int fd, Clock::time_point now) {
-  // A response is complete when written: send it now instead of waiting to fill a segment.
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // The kernel's copy of a response that is not taken is bounded per socket (see the limit).
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &limits.send_buffer, sizeof limits.send_buffer);
-  Entry entry{std::make_unique<Connection>(SocketStream(UniqueFd(fd)), now, limits), {}, EPOLLIN};
+bool Server::Loop::add(UniqueSocket socket, Clock::time_point now) {
+  // A response is complete when written: send it at once instead of waiting to fill a segment;
+  // the kernel's copy of a response that is not taken is bounded per socket (see the limit).
+  tune_connection(socket.get(), limits.send_buffer);
+  const NativeSocket fd = socket.get();
+  Entry entry{std::make_unique<Connection>(SocketStream(std::move(socket)), now, limits), {}, Interest::kReadable};
   entry.deadline = entry.connection->deadline();
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = fd;
-  if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return false;  // entry closes fd
+  if (!poller->watch(fd, Interest::kReadable)) return false;  // entry closes the socket
   deadlines.emplace(entry.deadline, fd);
   connections.emplace(fd, std::move(entry));
   return true;
 }
 
-void Server::Loop::dispatch(int fd, std::uint32_t events, Clock::time_point now) {
+void Server::Loop::dispatch(NativeSocket fd, const Readiness& ready, Clock::time_point now) {
   auto it = connections.find(fd);
   if (it == connections.end()) return;  // dropped earlier in this batch
   Connection& c = *it->second.connection;
-  const bool broken = (events & (EPOLLHUP | EPOLLERR)) != 0;
+  const bool broken = ready.broken;
   if (c.phase() == Connection::Phase::kResponding) {
-    if ((events & EPOLLOUT) || broken) c.on_writable(now, handlers);
-  } else if ((events & EPOLLIN) || broken) {
+    if (ready.writable || broken) c.on_writable(now, handlers);
+  } else if (ready.readable || broken) {
     c.on_readable(now, handlers);
   }
   update(fd);
 }
 
 // After a connection has run: closes it when done, else follows what it now waits for.
-void Server::Loop::update(int fd) {
+void Server::Loop::update(NativeSocket fd) {
   Entry& entry = connections.at(fd);
   const Connection& c = *entry.connection;
   if (c.phase() == Connection::Phase::kDone) {
     remove(fd);
     return;
   }
-  const std::uint32_t wanted = c.phase() == Connection::Phase::kResponding ? EPOLLOUT : EPOLLIN;
-  const bool started_waiting_to_send = wanted == EPOLLOUT && entry.events != EPOLLOUT;
-  if (wanted != entry.events) {
-    epoll_event ev{};
-    ev.events = wanted;
-    ev.data.fd = fd;
-    ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd, &ev);
-    entry.events = wanted;
+  const Interest wanted = c.phase() == Connection::Phase::kResponding ? Interest::kWritable : Interest::kReadable;
+  const bool started_waiting_to_send = wanted == Interest::kWritable && entry.interest != Interest::kWritable;
+  if (wanted != entry.interest) {
+    poller->change(fd, wanted);
+    entry.interest = wanted;
   }
   const Clock::time_point deadline = c.deadline();
   if (deadline != entry.deadline) {
@@ -182,11 +167,11 @@ void Server::Loop::update(int fd) {
 // Called when `fd` has begun to wait for its client to take a response: if the distinct
 // exposition buffers held by such connections exceed max_held_bytes, drops the holders of
 // buffers other than `fd`'s (the latest), longest stalled first, until they do not.
-void Server::Loop::keep_held_bytes_within_budget(int fd) {
+void Server::Loop::keep_held_bytes_within_budget(NativeSocket fd) {
   const std::string* latest = connections.at(fd).connection->held_body();
   if (latest == nullptr) return;
   std::unordered_map<const std::string*, std::size_t> holders;
-  std::vector<std::pair<Clock::time_point, int>> older;  // (stalled since, fd)
+  std::vector<std::pair<Clock::time_point, NativeSocket>> older;  // (stalled since, socket)
   std::size_t held = 0;
   for (const auto& [other, entry] : connections) {
     const std::string* body = entry.connection->held_body();
@@ -210,18 +195,18 @@ void Server::Loop::keep_held_bytes_within_budget(int fd) {
   }
 }
 
-void Server::Loop::remove(int fd) {
+void Server::Loop::remove(NativeSocket fd) {
   auto it = connections.find(fd);
   if (it == connections.end()) return;
   deadlines.erase({it->second.deadline, fd});
-  ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, fd, nullptr);
+  poller->forget(fd);
   connections.erase(it);  // closes the socket
 }
 
 // Drops the connection choose_eviction picks, never `spare_fd`; false when none may go.
-bool Server::Loop::evict_one(int spare_fd) {
+bool Server::Loop::evict_one(NativeSocket spare_fd) {
   std::vector<EvictionCandidate> candidates;
-  std::vector<int> fds;
+  std::vector<NativeSocket> fds;
   candidates.reserve(connections.size());
   fds.reserve(connections.size());
   for (const auto& [fd, entry] : connections) {
@@ -237,7 +222,7 @@ bool Server::Loop::evict_one(int spare_fd) {
 
 void Server::Loop::expire(Clock::time_point now) {
   while (!deadlines.empty() && deadlines.begin()->first <= now) {
-    const int fd = deadlines.begin()->second;
+    const NativeSocket fd = deadlines.begin()->second;
     connections.at(fd).connection->on_deadline();
     remove(fd);
   }
@@ -255,10 +240,7 @@ int Server::Loop::wait_ms(Clock::time_point now) const {
 }
 
 void Server::Loop::watch_listener(bool on) {
-  epoll_event ev{};
-  ev.events = on ? static_cast<std::uint32_t>(EPOLLIN) : 0u;
-  ev.data.fd = listener.get();
-  ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, listener.get(), &ev);
+  poller->change(listener.get(), on ? Interest::kReadable : Interest::kNothing);
   accept_paused = !on;
 }
 
@@ -267,28 +249,20 @@ Server::Server(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {
 }
 
 Server::~Server() {
-  const std::uint64_t one = 1;
-  if (::write(loop_->wake.get(), &one, sizeof one) < 0) {
-    spdlog::error("HTTP server: cannot wake its loop to stop: {}", std::strerror(errno));
-  }
+  if (!loop_->poller->wake()) spdlog::error("HTTP server: cannot wake its loop to stop: {}", last_socket_error());
   thread_.join();
 }
 
-Expected<std::unique_ptr<Server>> Server::start(UniqueFd listener, Handlers handlers, ServerLimits limits) {
+Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers handlers, ServerLimits limits) {
   auto loop = std::make_unique<Loop>();
-  loop->epoll = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
-  loop->wake = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!loop->epoll || !loop->wake) return make_error(std::string("cannot start the HTTP loop: ") + std::strerror(errno));
+  auto poller = Poller::create();
+  if (!poller) return poller.error();
+  loop->poller = std::move(poller).value();
   loop->listener = std::move(listener);
   loop->handlers = std::move(handlers);
   loop->limits = limits;
-  for (int fd : {loop->listener.get(), loop->wake.get()}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(loop->epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-      return make_error(std::string("cannot start the HTTP loop: ") + std::strerror(errno));
-    }
+  if (!loop->poller->watch(loop->listener.get(), Interest::kReadable)) {
+    return make_error("cannot start the HTTP loop: cannot watch the listening socket: " + last_socket_error());
   }
   return std::unique_ptr<Server>(new Server(std::move(loop)));
 }

@@ -1,6 +1,6 @@
-// The HTTP server's event loop: one thread, epoll over the listening socket and every
-// connection, non-blocking throughout. A connection costs a descriptor and a small buffer,
-// never a thread, so clients that connect and send nothing (or half a request) cannot starve
+// The HTTP server's event loop: one thread, a Poller (epoll; WSAPoll on Windows) over the
+// listening socket and every connection, non-blocking throughout. A connection costs a socket
+// and a small buffer, never a thread, so clients that connect and send nothing (or half a request) cannot starve
 // the ones that ask for /metrics; each has a deadline (server_limits.hpp), and at the
 // connection cap the one that has waited longest is dropped for the newcomer.
 //
@@ -16,7 +16,7 @@
 
 #include "daemon/http/endpoints.hpp"
 #include "daemon/http/server_limits.hpp"
-#include "probes/linux/unique_fd.hpp"
+#include "daemon/http/native_socket.hpp"
 #include "probes/core/expected.hpp"
 
 namespace memdiag::http {
@@ -25,7 +25,7 @@ class Server {
  public:
   // Serves `listener` (a listening socket, listener.hpp) on a thread of its own until
   // destroyed; the destructor stops the loop and closes every connection.
-  static Expected<std::unique_ptr<Server>> start(UniqueFd listener, Handlers handlers, ServerLimits limits);
+  static Expected<std::unique_ptr<Server>> start(UniqueSocket listener, Handlers handlers, ServerLimits limits);
   ~Server();
 
   Server(const Server&) = delete;

@@ -1,4 +1,5 @@
-// The byte stream under one HTTP connection: a non-blocking TCP socket. The connection reads,
+// The byte stream under one HTTP connection: a non-blocking TCP socket (socket_stream_posix.cpp,
+// socket_stream_win32.cpp). The connection reads,
 // writes and half-closes only through these calls, so TLS (issue 16) can come in as another
 // stream over the same socket without the parsing or the event loop changing.
 #pragma once
@@ -6,7 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "probes/linux/unique_fd.hpp"
+#include "daemon/http/native_socket.hpp"
 
 namespace memdiag::http {
 
@@ -23,17 +24,17 @@ struct IoResult {
 
 class SocketStream {
  public:
-  explicit SocketStream(UniqueFd fd) : fd_(std::move(fd)) {}
+  explicit SocketStream(UniqueSocket socket) : socket_(std::move(socket)) {}
 
   IoResult read(char* into, std::size_t size);
   // `first`, then `second`, in one call (one segment when they fit), as much as the socket takes.
   IoResult write(std::string_view first, std::string_view second = {});
   // No more bytes from us (FIN after what was written); reading goes on.
   void shutdown_write();
-  int fd() const { return fd_.get(); }
+  NativeSocket socket() const { return socket_.get(); }
 
  private:
-  UniqueFd fd_;
+  UniqueSocket socket_;
 };
 
 }  // namespace memdiag::http

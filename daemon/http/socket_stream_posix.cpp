@@ -1,3 +1,4 @@
+// SocketStream on Linux.
 #include "daemon/http/socket_stream.hpp"
 
 #include <sys/socket.h>
@@ -9,7 +10,7 @@ namespace memdiag::http {
 
 IoResult SocketStream::read(char* into, std::size_t size) {
   for (;;) {
-    const ssize_t n = ::recv(fd_.get(), into, size, 0);
+    const ssize_t n = ::recv(socket_.get(), into, size, 0);
     if (n > 0) return {IoStatus::kDone, static_cast<std::size_t>(n)};
     if (n == 0) return {IoStatus::kEnd, 0};
     if (errno == EINTR) continue;
@@ -25,7 +26,7 @@ IoResult SocketStream::write(std::string_view first, std::string_view second) {
   message.msg_iovlen = second.empty() ? 1 : 2;
   for (;;) {
     // MSG_NOSIGNAL: a peer that went away is an error here, not a SIGPIPE for the daemon.
-    const ssize_t n = ::sendmsg(fd_.get(), &message, MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(socket_.get(), &message, MSG_NOSIGNAL);
     if (n >= 0) return {IoStatus::kDone, static_cast<std::size_t>(n)};
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return {IoStatus::kWouldBlock, 0};
@@ -33,6 +34,6 @@ IoResult SocketStream::write(std::string_view first, std::string_view second) {
   }
 }
 
-void SocketStream::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }
+void SocketStream::shutdown_write() { ::shutdown(socket_.get(), SHUT_WR); }
 
 }  // namespace memdiag::http

@@ -1,0 +1,49 @@
+#include "daemon/startup.hpp"
+
+#include <cstdio>
+
+#include "daemon/build_info.hpp"
+#include "daemon/logging.hpp"
+
+namespace memdiag {
+
+Expected<Startup, int> start_from_command_line(const std::vector<std::string>& args) {
+  auto options = parse_cli(args);
+  if (!options) {
+    std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (options->version) {
+    std::printf("memdiagd %s (%s, %s)\n", build::kVersion, build::kRevision, build::kCompiler);
+    return 0;
+  }
+#ifndef _WIN32
+  if (options->console) {
+    std::fprintf(stderr, "memdiagd: --console is for memdiagd.exe on Windows (here it always runs in the foreground)\n");
+    return 2;
+  }
+#endif
+  auto config = resolve_config(*options);
+  if (!config) {
+    std::fprintf(stderr, "memdiagd: invalid config: %s\n", config.error().to_string().c_str());
+    return 2;
+  }
+  if (options->check_config) {
+    std::printf("%s: ok\n", config->file.c_str());
+    return 0;
+  }
+  set_log_level(config->log_level);
+  if (options->log_file) {
+    if (auto logging = add_log_file(*options->log_file); !logging) {
+      std::fprintf(stderr, "memdiagd: --log.file: %s\n", logging.error().message.c_str());
+      return 2;
+    }
+  }
+  return Startup{std::move(options).value(), std::move(config).value()};
+}
+
+}  // namespace memdiag

@@ -1,0 +1,13 @@
+// memdiagd.exe --console: the console's Ctrl+C, Ctrl+Break, closing its window, logoff and
+// shutdown stop the daemon (SetConsoleCtrlHandler), as SIGINT and SIGTERM do on Linux. There
+// is no console reload: a service reloads with `sc control memdiagd paramchange`.
+#pragma once
+
+#include "daemon/control_events.hpp"
+
+namespace memdiag::windows_console {
+
+// Installs the console control handler (once) and returns the wait for its next event.
+NextControlEvent console_control_events();
+
+}  // namespace memdiag::windows_console

@@ -1,0 +1,28 @@
+// memdiagd.exe's entry point: a service when the service manager starts it, in the foreground
+// with --console (or when run from a console without it). Exit codes as on Linux: 0 ok,
+// 1 runtime failure (port taken), 2 bad command line or config.
+#include <spdlog/spdlog.h>
+
+#include <string>
+#include <vector>
+
+#include "daemon/daemon.hpp"
+#include "daemon/logging.hpp"
+#include "daemon/startup.hpp"
+#include "daemon/windows/console_control.hpp"
+#include "daemon/windows/service_runner.hpp"
+
+int main(int argc, char** argv) {
+  using namespace memdiag;
+  setup_logging();
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto startup = start_from_command_line(args);
+  if (!startup) return startup.error();
+  if (startup->options.once) return run_once(startup->config);
+  if (!startup->options.console) {
+    int exit_code = 0;
+    if (windows_service::run_as_service(*startup, exit_code)) return exit_code;
+    spdlog::info("not started by the service manager: running in the foreground (--console)");
+  }
+  return serve(startup->options, std::move(startup->config), windows_console::console_control_events(), {});
+}
