@@ -3,9 +3,20 @@ refused by --check-config with exit code 2 naming the file, line and key its hea
 import glob
 import os
 import re
+import signal
+import subprocess
+import tempfile
 import unittest
 
-from harness import FIXTURES, REPO, run
+from harness import FIXTURES, MEMDIAGD, REPO, free_port, run, wait_for
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
 
 BAD = sorted(glob.glob(os.path.join(FIXTURES, "config", "bad", "*.yaml")))
 
@@ -43,10 +54,28 @@ class CheckConfig(unittest.TestCase):
 
     def test_bad_flags_exit_2(self):
         for args in (["--bogus"], ["--web.listen-address", "nowhere"], ["--log.level", "loud"],
-                     ["--sampler.interval", "1s"], ["--path.procfs", "relative"]):
+                     ["--sampler.interval", "1s"], ["--path.procfs", "relative"],
+                     ["--console"],  # Windows's: Linux has no service mode to leave
+                     ["--log.file", "/proc/no-such-dir/memdiagd.log"]):
             with self.subTest(args=args):
                 p = run(*args, timeout=10)
                 self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_log_file_gets_what_stderr_gets(self):
+        with tempfile.TemporaryDirectory() as work:
+            log_file = os.path.join(work, "logs", "memdiagd.log")  # its folder is made
+            port = free_port()
+            p = subprocess.Popen([MEMDIAGD, "--web.listen-address", "127.0.0.1:%d" % port, "--log.file", log_file],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                self.assertTrue(wait_for(lambda: "serving on" in read_text(log_file), timeout=20))
+            finally:
+                p.send_signal(signal.SIGTERM)
+                _, stderr = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 0, stderr)
+            logged = read_text(log_file)
+            self.assertIn("received SIGTERM, stopping", logged)
+            self.assertIn("received SIGTERM, stopping", stderr)
 
     def test_help_and_version(self):
         self.assertIn("--check-config", run("--help").stdout)

@@ -318,6 +318,17 @@ TEST(Cli, FlagsOverrideTheFile) {
   EXPECT_EQ(config->log_level, "warn");
 }
 
+TEST(Cli, LogFileAndConsoleAreParsed) {
+  auto options = parse_cli({"--log.file=C:\\logs\\memdiagd.log", "--console"});
+  ASSERT_TRUE(options) << options.error().message;
+  EXPECT_EQ(options->log_file, "C:\\logs\\memdiagd.log");
+  EXPECT_TRUE(options->console);
+  EXPECT_FALSE(parse_cli({"--console=yes"}));
+  EXPECT_FALSE(parse_cli({"--log.file"}));
+  EXPECT_FALSE(parse_cli({"--consol"}));
+  EXPECT_FALSE(parse_cli({}).value().console);
+}
+
 TEST(Cli, BadFlagsAreRefusedWithTheFlagNamed) {
   EXPECT_FALSE(parse_cli({"--web.listen-adress", "x"}));
   EXPECT_NE(parse_cli({"--web.listen-adress", "x"}).error().message.find("did you mean '--web.listen-address'"),

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -97,7 +98,8 @@ TEST(Sampler, PartlyDegradedSourceIsLoggedOncePerChange) {
   std::ostringstream log;
   auto previous = spdlog::default_logger();
   auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
-  logger->set_pattern("%l %v");
+  // "\n" line ends on Windows too (spdlog's default there is "\r\n").
+  logger->set_formatter(std::make_unique<spdlog::pattern_formatter>("%l %v", spdlog::pattern_time_type::local, "\n"));
   spdlog::set_default_logger(logger);
 
   SnapshotStore store(10);
