@@ -34,4 +34,6 @@ bool AddressReservation::commit_more(std::size_t bytes) noexcept {
   return true;
 }
 
+bool AddressReservation::recommit(std::uintptr_t, std::size_t) noexcept { return true; }
+
 }  // namespace memdiag::alloc::detail

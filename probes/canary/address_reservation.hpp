@@ -1,4 +1,5 @@
-// One large range of address space, reserved PROT_NONE and committed from its start.
+// One large range of address space, reserved PROT_NONE and committed from its start
+// (address_reservation.cpp; on Windows MEM_RESERVE and MEM_COMMIT, address_reservation_win32.cpp).
 //
 // Why this shape: a PROT_NONE, MAP_NORESERVE reservation costs no commit charge, even under
 // vm.overcommit_memory=2, and committing grows one read-write mapping contiguously
@@ -32,6 +33,10 @@ class AddressReservation {
   // Makes the next `bytes` (a multiple of the page size) after the committed part read-write.
   // false when the reservation is exhausted or the kernel refuses (commit limit).
   bool commit_more(std::size_t bytes) noexcept;
+  // Makes [at, at + bytes), inside the committed part and released since (OsRelease), usable
+  // again before it is handed out. Linux: nothing to do (MADV_DONTNEED leaves pages mapped, to
+  // read as zeros). Windows: MEM_COMMIT again after MEM_DECOMMIT; false at the commit limit.
+  bool recommit(std::uintptr_t at, std::size_t bytes) noexcept;
   // Mappings as the kernel lists them: the committed part and the remaining reservation.
   std::size_t mappings() const noexcept {
     // A chunk that could not be locked differs in flags from the locked ones: one more mapping

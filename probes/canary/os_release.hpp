@@ -1,5 +1,5 @@
-// Returning page runs to the OS, batched: MADV_DONTNEED over many ranges in as few system calls
-// as possible. process_madvise() takes up to 1024 ranges per call and, since Linux 6.13, any
+// Returning page runs to the OS, batched: on Linux MADV_DONTNEED over many ranges in as few
+// system calls as possible (os_release.cpp); on Windows MEM_DECOMMIT (os_release_win32.cpp). process_madvise() takes up to 1024 ranges per call and, since Linux 6.13, any
 // advice when the target is the calling process; on these VMs one madvise() per 8 KiB hole costs
 // 15-90 us against ~1.6 us per hole in process_madvise batches (PLATFORM.md). Where the kernel
 // refuses it (older kernels: ENOSYS, or EINVAL for MADV_DONTNEED) this falls back to one madvise()
@@ -10,9 +10,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#ifndef _WIN32
 #include <sys/uio.h>
+#endif
 
 namespace memdiag::alloc::detail {
+
+#ifdef _WIN32
+// POSIX's iovec, which the queue holds on Linux for process_madvise.
+struct iovec {
+  void* iov_base;
+  std::size_t iov_len;
+};
+#endif
 
 class OsRelease {
  public:
@@ -32,7 +42,7 @@ class OsRelease {
   static constexpr std::size_t kBatch = 1024;  // UIO_MAXIOV
   iovec ranges_[kBatch];
   std::size_t queued_ = 0;
-  int pidfd_ = -1;  // -1: process_madvise unavailable, use madvise
+  int pidfd_ = -1;  // Linux: -1 when process_madvise is unavailable (madvise then)
   std::atomic<std::uint64_t> system_calls_{0};  // read by stats() from any thread
 };
 

@@ -6,12 +6,13 @@
 // with its size class, so the deallocation fast path reads a single byte. With lock_on_fault,
 // entries once written stay resident (mlock2 MLOCK_ONFAULT: nothing is populated ahead, but
 // RLIMIT_MEMLOCK counts the whole mapping, ~9 bytes per page of the reservation).
+// On Windows (page_map_win32.cpp), which has no lazily charged mapping, the arrays are committed
+// whole: ~9 bytes of commit charge per reserved page (36 MiB for a 16 GiB reservation), still
+// no memory until entries are written.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-
-#include <sys/mman.h>
 
 namespace memdiag::alloc::detail {
 
@@ -19,18 +20,8 @@ struct Span;
 
 class PageMap {
  public:
-  explicit PageMap(std::size_t pages, bool lock_on_fault = false) noexcept : pages_(pages) {
-    bytes_ = pages * (sizeof(Span*) + 1);
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return;
-    locked_ = lock_on_fault && mlock2(p, bytes_, MLOCK_ONFAULT) == 0;
-    spans_ = static_cast<Span**>(p);
-    classes_ = reinterpret_cast<std::uint8_t*>(spans_ + pages);
-  }
-  ~PageMap() {
-    if (spans_ != nullptr) munmap(spans_, bytes_);
-  }
+  explicit PageMap(std::size_t pages, bool lock_on_fault = false) noexcept;
+  ~PageMap();
   PageMap(const PageMap&) = delete;
   PageMap& operator=(const PageMap&) = delete;
 
