@@ -19,13 +19,15 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
   render_level_states(sink, "memdiag_stall_state", "1 for the current stall level, 0 for the others.", v.level);
   render_reason_flags(sink, "memdiag_stall_reason",
                       "1 for each reason behind the stall level in the last window: stall_time, direct_reclaim, "
-                      "memcg_limit, compaction, thrashing, oom_kill, swap_exhausted, slow_faults.",
+                      "memcg_limit, compaction, thrashing, oom_kill, swap_exhausted, slow_faults; on Windows "
+                      "hard_faults and low_memory.",
                       stall_reason::kAll, v.reasons);
   sink.family("memdiag_stall_signal",
-              "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo, canary).",
+              "1 for each signal the stall verdict had this sample (psi, vmstat, ebpf, meminfo, canary; on "
+              "Windows paging and low_memory).",
               MetricType::Gauge);
   for (std::string_view signal : {stall_signal::kPsi, stall_signal::kVmstat, stall_signal::kEbpf, stall_signal::kMeminfo,
-                                  stall_signal::kCanary}) {
+                                  stall_signal::kCanary, stall_signal::kPaging, stall_signal::kLowMemory}) {
     const bool had = std::find(v.signals.begin(), v.signals.end(), signal) != v.signals.end();
     sink.sample({{"signal", signal}}, had ? 1 : 0);
   }
@@ -50,6 +52,9 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       {"oom_kills", &f.oom_kills},
       {"swap_free_ratio", &f.swap_free_ratio},
       {"fault_latency_ratio", &f.fault_latency_ratio},
+      {"hard_faults_per_second", &f.hard_faults_per_second},
+      {"pages_input_per_second", &f.pages_input_per_second},
+      {"low_memory", &f.low_memory},
   };
   bool any = false;
   for (const auto& [name, value] : figures) {
@@ -58,7 +63,8 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       sink.family("memdiag_stall_evidence",
                   "The stall verdict's figures over its window: PSI some/full and eBPF stall time as seconds per "
                   "second, vmstat counts per second, file refaults over the file cache (thrashing window), OOM "
-                  "kills in the window, the share of swap free, the canary's page faults over its calm baseline.",
+                  "kills in the window, the share of swap free, the canary's page faults over its calm baseline; on "
+                  "Windows hard faults and pages read in per second and the low-memory notification (1 or 0).",
                   MetricType::Gauge);
       any = true;
     }

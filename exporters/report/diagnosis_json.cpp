@@ -50,6 +50,9 @@ void figures(JsonWriter& w, const StallFigures& f) {
   w.field("oom_kills", f.oom_kills);
   w.field("swap_free_ratio", f.swap_free_ratio);
   w.field("fault_latency_ratio", f.fault_latency_ratio);
+  w.field("hard_faults_per_second", f.hard_faults_per_second);
+  w.field("pages_input_per_second", f.pages_input_per_second);
+  w.field("low_memory", f.low_memory);
   w.end_object();
 }
 
@@ -149,7 +152,7 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     reasons(w, o.reasons);
     w.field("mode", to_string(o.mode));
     w.field("mode_known", o.mode_known);
-    w.field("mode_meaning", overcommit_mode_meaning(o.mode));
+    w.field("mode_meaning", overcommit_mode_meaning(o.mode, snapshot.windows_memory.has_value()));
     w.field("unbacked_bytes", o.unbacked_bytes);
     w.field("supply_bytes", o.supply_bytes);
     w.field("exhaustion_seconds", o.promise_exhaustion_seconds);

@@ -182,7 +182,7 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
     }
     if (o.commit_ratio) line(out, "  Committed_AS / (RAM + swap): %.2f", *o.commit_ratio);
     if (o.commit_limit_ratio) line(out, "  Committed_AS / CommitLimit: %.2f", *o.commit_limit_ratio);
-    wrapped(out, overcommit_mode_meaning(o.mode), "  ");
+    wrapped(out, overcommit_mode_meaning(o.mode, snapshot.windows_memory.has_value()), "  ");
   }
 
   if (snapshot.processes) {

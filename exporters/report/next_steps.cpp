@@ -72,11 +72,25 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
     out.push_back("Swap is all but gone: what it held comes back as faults and OOM kills; add swap or stop a "
                   "contributor.");
   }
+  if (has_reason(stall.reasons, stall_reason::kHardFaults)) {
+    out.push_back("Programs wait for their own pages to come back from disk (hard faults): trimmed working sets "
+                  "and paged-out memory. Which processes fault: Resource Monitor's Memory tab (Hard Faults/sec), or "
+                  "Get-Counter '\\Process(*)\\Page Faults/sec'.");
+  }
+  if (has_reason(stall.reasons, stall_reason::kLowMemory)) {
+    out.push_back("Windows says available memory is low (its low-memory notification): it trims working sets "
+                  "to make room; stop or shrink the process with the largest private bytes, or add memory.");
+  }
 }
 
 }  // namespace
 
-std::string overcommit_mode_meaning(OvercommitMode mode) {
+std::string overcommit_mode_meaning(OvercommitMode mode, bool windows) {
+  if (windows) {
+    return "Windows enforces its commit limit (RAM plus page files): the commit charge may not pass it; beyond it "
+           "allocations fail (and with system-managed page files Windows first grows them, slowly), while memory "
+           "itself may still be free.";
+  }
   switch (mode) {
     case OvercommitMode::kHeuristic:
       return "vm.overcommit_memory=0 (heuristic): only requests larger than RAM + swap are refused; everything else "
@@ -120,8 +134,12 @@ std::vector<std::string> next_steps(const Snapshot& snapshot) {
       out.push_back(step + ".");
     }
     if (has_reason(o.reasons, overcommit_reason::kCommitLimit)) {
-      std::string step = "Allocations will fail at CommitLimit: raise vm.overcommit_ratio (or vm.overcommit_kbytes), add "
-                         "swap, or stop a large promise holder";
+      std::string step =
+          snapshot.windows_memory
+              ? "Allocations will fail at the commit limit: enlarge the page files (or let Windows manage them), "
+                "add memory, or stop the process with the largest private bytes"
+              : "Allocations will fail at CommitLimit: raise vm.overcommit_ratio (or vm.overcommit_kbytes), add "
+                "swap, or stop a large promise holder";
       if (!holder.empty()) step += " (" + holder + ")";
       out.push_back(step + ".");
     }

@@ -12,7 +12,8 @@ namespace memdiag::report {
 
 std::vector<std::string> next_steps(const Snapshot& snapshot);
 
-// What the node's vm.overcommit_memory mode means for its promises, in one or two sentences.
-std::string overcommit_mode_meaning(OvercommitMode mode);
+// What the node's vm.overcommit_memory mode (on Windows: its always enforced commit limit) means
+// for its promises, in one or two sentences.
+std::string overcommit_mode_meaning(OvercommitMode mode, bool windows);
 
 }  // namespace memdiag::report

@@ -29,6 +29,30 @@ MemberFigures member_of(const CgroupFigures& f) {
   return m;
 }
 
+// The node's memory as its scope measures it (see assess).
+struct NodeSupply {
+  std::uint64_t size_bytes = 0;
+  std::uint64_t available_bytes = 0;
+  std::optional<std::uint64_t> footprint_bytes;  // what the node's processes hold, as one number
+};
+
+NodeSupply node_supply(const Snapshot& current) {
+  NodeSupply n;
+  if (!current.system_memory) return n;
+  const SystemMemory& m = *current.system_memory;
+  if (current.windows_memory && m.commit_limit_bytes && m.commit_charge_bytes && *m.commit_limit_bytes > 0) {
+    n.size_bytes = *m.commit_limit_bytes;
+    n.available_bytes = *m.commit_limit_bytes - std::min(*m.commit_charge_bytes, *m.commit_limit_bytes);
+    n.footprint_bytes = m.commit_charge_bytes;
+    return n;
+  }
+  if (m.physical_total_bytes == 0) return n;
+  n.size_bytes = m.physical_total_bytes;
+  n.available_bytes = m.physical_available_bytes;
+  n.footprint_bytes = m.commit_backed_bytes;
+  return n;
+}
+
 const CanaryReading* canary_in(const Snapshot& current, std::string_view cgroup) {
   if (!current.canary) return nullptr;
   for (const CgroupCanaryReading& c : current.canary->cgroups) {
@@ -78,7 +102,8 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
 
   const std::vector<CgroupFigures> figures =
       cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);
-  process_growth_.update(current.processes ? &*current.processes : nullptr, settings_.roles.growth_half_life);
+  const std::optional<ProcessScan> scan = process_scan(current);
+  process_growth_.update(scan ? &*scan : nullptr, settings_.roles.growth_half_life);
 
   // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
   std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes
@@ -123,11 +148,10 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     const CgroupFigures& own = *scope_figures[i];
     scope.analysis.members =
         rank_members(scope_members[i], scope.stall.level, *own.size_bytes, settings_.roles, settings_.stall);
-    if (current.processes) {
+    if (scan) {
       const ScopeTotals totals{scope.cgroup, own.footprint_bytes, own.growth_bytes_per_second,
                                own.unbacked_promise_bytes.value_or(0), *own.size_bytes};
-      scope.analysis.processes =
-          rank_processes(*current.processes, totals, scope.stall.level, process_growth_, settings_.roles);
+      scope.analysis.processes = rank_processes(*scan, totals, scope.stall.level, process_growth_, settings_.roles);
     }
     note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
   }
@@ -142,28 +166,28 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     return true;
   });
 
-  // The node as a scope.
+  // The node as a scope. Its size and what is left: physical memory and MemAvailable on Linux;
+  // on Windows the commit limit and the commit headroom (limit less charge), what the kubelet
+  // takes as memory.available there, since a commit past the limit fails outright.
   ScopeAnalysis node;
-  if (current.system_memory && current.system_memory->physical_total_bytes > 0) {
-    const SystemMemory& m = *current.system_memory;
-    node.available_bytes = m.physical_available_bytes;
-    node.shortfall_bytes = shortfall_bytes(m.physical_total_bytes, m.physical_available_bytes, settings_.roles);
-    node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(m.physical_available_bytes),
-                                              static_cast<double>(m.physical_total_bytes), settings_.forecast);
+  const NodeSupply supply = node_supply(current);
+  if (supply.size_bytes > 0) {
+    node.available_bytes = supply.available_bytes;
+    node.shortfall_bytes = shortfall_bytes(supply.size_bytes, supply.available_bytes, settings_.roles);
+    node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(supply.available_bytes),
+                                              static_cast<double>(supply.size_bytes), settings_.forecast);
   }
-  const std::uint64_t node_size = current.system_memory ? current.system_memory->physical_total_bytes : 0;
-  node.members = rank_members(node_members, derived.stall->level, node_size, settings_.roles, settings_.stall);
+  node.members = rank_members(node_members, derived.stall->level, supply.size_bytes, settings_.roles, settings_.stall);
   ScopeTotals node_totals;
-  node_totals.size_bytes = node_size;
-  if (current.system_memory && current.system_memory->commit_backed_bytes) {
-    node_totals.footprint_bytes = *current.system_memory->commit_backed_bytes;
+  node_totals.size_bytes = supply.size_bytes;
+  if (supply.footprint_bytes) {
+    node_totals.footprint_bytes = *supply.footprint_bytes;
     node_totals.growth_bytes_per_second =
         node_growth_.update(current.taken_at, node_totals.footprint_bytes, settings_.roles.growth_half_life);
   }
-  if (current.processes) {
-    ScopeTotals& totals = node_totals;
-    totals.unbacked_promise_bytes = current.processes->unbacked_promise_bytes;
-    node.processes = rank_processes(*current.processes, totals, derived.stall->level, process_growth_, settings_.roles);
+  if (scan) {
+    if (current.processes) node_totals.unbacked_promise_bytes = current.processes->unbacked_promise_bytes;
+    node.processes = rank_processes(*scan, node_totals, derived.stall->level, process_growth_, settings_.roles);
   }
   note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
   derived.node_scope = std::move(node);

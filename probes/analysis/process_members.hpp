@@ -6,6 +6,10 @@
 // the members' rules (pressure_roles.hpp): its share of the scope's footprint (anon + shmem +
 // swap), of the footprint's growth (an EMA between process scans) and of the scope's unbacked
 // promises. Processes have no stall figure of their own, so they are only ever contributors.
+//
+// On Windows the processes come from ProcessMemorySection (windows/process_memory): a process's
+// footprint is its private bytes (its commit charge, what Windows enforces the limit on), so the
+// contributors are those holding and growing private bytes.
 #pragma once
 
 #include <chrono>
@@ -19,17 +23,45 @@
 #include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/pressure_roles.hpp"
 #include "probes/core/pressure_scope.hpp"
+#include "probes/core/process_memory_section.hpp"
 #include "probes/core/process_section.hpp"
+#include "probes/core/snapshot.hpp"
 
 namespace memdiag::analysis {
+
+// One selected process as the ranking sees it, on either platform. Its strings point into the
+// section it was read from.
+struct MemberProcess {
+  int pid = 0;
+  std::string_view comm;
+  std::string_view cgroup;  // "" where there are no cgroups (Windows)
+  std::uint64_t footprint_bytes = 0;  // Linux anon + shmem + swap; Windows private bytes
+  std::uint64_t relief_bytes = 0;     // what stopping it gives back: anon + swap; private bytes
+  std::uint64_t unbacked_promise_bytes = 0;
+};
+
+struct ProcessScan {
+  std::chrono::system_clock::time_point scanned_at;
+  std::vector<MemberProcess> processes;
+};
+
+// Linux's process scan.
+ProcessScan scan_of(const ProcessSection& processes);
+// Windows's, taken with the snapshot at `taken_at`. Private bytes are the footprint; where they
+// are 0 (wine leaves PrivateUsage at 0), the working set.
+ProcessScan scan_of(const ProcessMemorySection& processes, std::chrono::system_clock::time_point taken_at);
+// The snapshot's processes: Linux's section where there is one, else Windows's; nullopt with neither.
+std::optional<ProcessScan> process_scan(const Snapshot& snapshot);
 
 // The footprint growth of each selected process, from one process scan to the next (a sample
 // without a new scan changes nothing). Bounded by the selection: processes that leave it are
 // forgotten.
 class ProcessGrowthTracker {
  public:
+  void update(const ProcessScan* scan, std::chrono::milliseconds half_life);
   void update(const ProcessSection* processes, std::chrono::milliseconds half_life);
   // Absent until the process was in two scans (a reused pid starts again).
+  std::optional<double> growth(const MemberProcess& process) const;
   std::optional<double> growth(const SelectedProcess& process) const;
 
  private:
@@ -57,6 +89,8 @@ std::uint64_t process_footprint_bytes(const SelectedProcess& p);
 
 // The scope's contributing processes, highest contribution first, at most roles.max_members;
 // empty when `scope_level` is none.
+std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTotals& scope, VerdictLevel scope_level,
+                                         const ProcessGrowthTracker& growth, const RoleSettings& roles);
 std::vector<ScopeProcess> rank_processes(const ProcessSection& processes, const ScopeTotals& scope,
                                          VerdictLevel scope_level, const ProcessGrowthTracker& growth,
                                          const RoleSettings& roles);

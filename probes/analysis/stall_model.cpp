@@ -34,6 +34,11 @@ std::optional<double> meminfo(const Snapshot& s, std::string_view name) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
+std::optional<double> paging(const Snapshot& s, std::optional<std::uint64_t> WindowsPagingSection::*counter) {
+  if (!s.windows_paging || !(*s.windows_paging.*counter)) return std::nullopt;
+  return static_cast<double>(*(*s.windows_paging.*counter));
+}
+
 void add(StallVerdict& v, std::string_view code, double value, const LevelThresholds& bounds,
          VerdictLevel at_most = VerdictLevel::kCritical) {
   VerdictLevel level = std::min(level_reached(value, bounds), at_most);
@@ -53,6 +58,7 @@ std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresho
     return *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio >=
            t.stall_seconds_per_second[0];
   }
+  if (f.pages_input_per_second) return *f.pages_input_per_second >= t.pages_input_per_second[0];
   return std::nullopt;
 }
 
@@ -100,6 +106,10 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
     add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
   }
   if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
+  // Windows: hard faults set the level (there is no stall time); the low-memory notification
+  // says the memory manager is trimming working sets.
+  if (f.pages_input_per_second) add(v, stall_reason::kHardFaults, *f.pages_input_per_second, t.pages_input_per_second);
+  if (f.low_memory && *f.low_memory > 0) add_fixed(v, stall_reason::kLowMemory, *f.low_memory, 1, VerdictLevel::kMedium);
   if (f.fault_latency_ratio) {
     add(v, stall_reason::kSlowFaults, *f.fault_latency_ratio, t.fault_latency_ratio, VerdictLevel::kMedium);
   }
@@ -124,6 +134,8 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
   if (current.vmstat) v.signals.push_back(stall_signal::kVmstat);
   if (current.reclaim_stall) v.signals.push_back(stall_signal::kEbpf);
   if (current.meminfo) v.signals.push_back(stall_signal::kMeminfo);
+  if (current.windows_paging) v.signals.push_back(stall_signal::kPaging);
+  if (current.windows_memory && current.windows_memory->low_memory) v.signals.push_back(stall_signal::kLowMemory);
 
   if (const Snapshot* start = window_start(ring, current, t.window)) {
     const Snapshot& s = *start;
@@ -143,6 +155,13 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
         rate(s, current, [&](const Snapshot& x) { return vmstat.get(x, VmstatIndex::kCompactStall); });
     if (auto kills = rate(s, current, [&](const Snapshot& x) { return vmstat.get(x, VmstatIndex::kOomKill); })) {
       f.oom_kills = *kills * f.window_seconds;
+    }
+    f.hard_faults_per_second = rate(s, current, [](const Snapshot& x) { return paging(x, &WindowsPagingSection::hard_faults_total); });
+    f.pages_input_per_second = rate(s, current, [](const Snapshot& x) { return paging(x, &WindowsPagingSection::pages_input_total); });
+    if (current.windows_memory && current.windows_memory->low_memory && s.windows_memory) {
+      const bool now = *current.windows_memory->low_memory;
+      const bool turned = current.windows_memory->low_memory_signals_total > s.windows_memory->low_memory_signals_total;
+      f.low_memory = now || turned ? 1 : 0;
     }
   }
   if (const Snapshot* start = window_start(ring, current, t.thrashing_window)) {
@@ -165,6 +184,10 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
     const auto total = meminfo(current, "SwapTotal");
     const auto free = meminfo(current, "SwapFree");
     if (total && free && *total > 0) f.swap_free_ratio = *free / *total;
+  } else if (current.windows_memory && current.system_memory && current.system_memory->swap_total_bytes > 0) {
+    // The page files (windows/figures: their free part is bounded by the commit headroom).
+    f.swap_free_ratio = static_cast<double>(current.system_memory->swap_free_bytes) /
+                        static_cast<double>(current.system_memory->swap_total_bytes);
   }
   if (current.canary) {
     v.signals.push_back(stall_signal::kCanary);

@@ -22,6 +22,13 @@
 // pages: a new cgroup reading back a few pages of its libraries over a file cache of a few
 // pages is not thrashing) while tasks wait; an OOM kill is high; the canary's page faults 3x /
 // 10x slower than its calm baseline on this host are low / medium (slow_faults).
+//
+// Windows has no stall time. Its level comes from hard faults: pages read back from disk per
+// second (PDH \Memory\Pages Input/sec), 256 / 1024 / 4096 / 16384 (1, 4, 16, 64 MiB/s of 4 KiB
+// pages: the refault floor above is the low threshold, a program waiting for 64 MiB/s of its own
+// pages is stalled whatever the disk); and the low-memory resource notification, the memory
+// manager's own signal that it is trimming working sets, is medium (low_memory). Swap is the page
+// file there (SystemMemory).
 #pragma once
 
 #include <chrono>
@@ -52,6 +59,8 @@ struct StallThresholds {
   // reclaim or compaction.
   LevelThresholds fault_latency_ratio{3, 10, 1e300, 1e300};
   double swap_exhausted_free_ratio = 0.05;
+  // Windows: pages read in to resolve hard faults, per second (reason hard_faults).
+  LevelThresholds pages_input_per_second{256, 1024, 4096, 16384};
   bool operator==(const StallThresholds&) const = default;
 };
 

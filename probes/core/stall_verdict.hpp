@@ -30,8 +30,14 @@ inline constexpr std::string_view kOomKill = "oom_kill";
 inline constexpr std::string_view kSwapExhausted = "swap_exhausted";
 // The canary's page faults are much slower than its own calm baseline on this host.
 inline constexpr std::string_view kSlowFaults = "slow_faults";
-inline constexpr std::string_view kAll[] = {kStallTime, kDirectReclaim, kMemcgLimit,    kCompaction,
-                                            kThrashing, kOomKill,       kSwapExhausted, kSlowFaults};
+// Windows: pages read from disk to resolve hard faults (PDH \Memory\Pages Input/sec): trimmed
+// working sets and paged-out memory coming back. Windows has no stall time; this is its level.
+inline constexpr std::string_view kHardFaults = "hard_faults";
+// Windows: the low-memory resource notification was signaled in the window (the memory
+// manager's own "available memory is low": it is trimming working sets).
+inline constexpr std::string_view kLowMemory = "low_memory";
+inline constexpr std::string_view kAll[] = {kStallTime,     kDirectReclaim, kMemcgLimit, kCompaction, kThrashing,
+                                            kOomKill,       kSwapExhausted, kSlowFaults, kHardFaults, kLowMemory};
 }  // namespace stall_reason
 
 // The signals a verdict can draw on; each is absent on some nodes (no PSI before 4.20, no eBPF
@@ -43,6 +49,8 @@ inline constexpr std::string_view kEbpf = "ebpf";
 inline constexpr std::string_view kMeminfo = "meminfo";
 inline constexpr std::string_view kCgroup = "cgroup";  // a cgroup scope's memory.stat/events/failcnt
 inline constexpr std::string_view kCanary = "canary";  // the daemon's canary (the node only)
+inline constexpr std::string_view kPaging = "paging";  // Windows: PDH's \Memory paging counters
+inline constexpr std::string_view kLowMemory = "low_memory";  // Windows: the low-memory notification
 }  // namespace stall_signal
 
 struct StallFigures {
@@ -64,6 +72,12 @@ struct StallFigures {
   // The canary's newest cycle (within 30 s): its mean page-fault time over the calm baseline
   // (probes/analysis/fault_baseline.hpp). The node only.
   std::optional<double> fault_latency_ratio;
+  // Windows (probes/core/windows_memory_section.hpp): hard-fault reads and the pages they
+  // brought in, per second (PDH \Memory\Page Reads/sec and Pages Input/sec); the low-memory
+  // notification: 1 when it was signaled now or turned signaled within the window, else 0.
+  std::optional<double> hard_faults_per_second;
+  std::optional<double> pages_input_per_second;
+  std::optional<double> low_memory;
 };
 
 struct StallVerdict {

@@ -103,7 +103,7 @@ TEST(ProcessMembers, GrowthNeedsTwoScansOfTheSameProcess) {
   growth.update(&reused, 10s);
   EXPECT_FALSE(growth.growth(reused.selected[0]));
   // Without a process section, nothing is remembered.
-  growth.update(nullptr, 10s);
+  growth.update(static_cast<const ProcessSection*>(nullptr), 10s);
   ProcessSection again = scan_at(3);
   growth.update(&again, 10s);
   EXPECT_FALSE(growth.growth(again.selected[0]));
