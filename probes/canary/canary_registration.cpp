@@ -3,26 +3,14 @@
 #include <algorithm>
 #include <string>
 
+#include "probes/canary/canary_setting_keys.hpp"
 #include "probes/canary/canary_source.hpp"
 
 namespace memdiag {
 namespace {
 
-// The allocator rounds small classes up to whole spans: 1 MiB of room keeps every cycle under
-// the ceiling.
-constexpr std::size_t kCeilingMargin = 1u << 20;
 // A child process runs in each listed cgroup, so the list is short.
 constexpr std::size_t kMaxCgroups = 32;
-
-OptionStatus read_bytes(const OptionValue& value, std::size_t& out) {
-  auto bytes = value.integer();
-  if (!bytes) return bytes.error();
-  if (*bytes < 4096 || *bytes > (1LL << 30)) {
-    return value.refuse("between 4096 and 1073741824 (1 GiB), got " + std::to_string(*bytes));
-  }
-  out = static_cast<std::size_t>(*bytes);
-  return Ok{};
-}
 
 // Memory cgroup paths, each absolute, without "..", each once.
 OptionStatus read_cgroups(const OptionValue& value, std::vector<std::string>& out) {
@@ -54,24 +42,9 @@ SourceRegistration canary_registration() {
       .platform = Platform::kLinux,
       .keys =
           {
-              {"interval",
-               [](const OptionValue& value, CanarySettings& settings) -> OptionStatus {
-                 auto interval = value.duration();
-                 if (!interval) return interval.error();
-                 if (*interval < std::chrono::milliseconds(100) || *interval > std::chrono::hours(1)) {
-                   return value.refuse("between 100ms and 1h");
-                 }
-                 settings.interval = *interval;
-                 return Ok{};
-               }},
-              {"working_set_bytes",
-               [](const OptionValue& value, CanarySettings& settings) {
-                 return read_bytes(value, settings.working_set_bytes);
-               }},
-              {"ceiling_bytes",
-               [](const OptionValue& value, CanarySettings& settings) {
-                 return read_bytes(value, settings.ceiling_bytes);
-               }},
+              {"interval", canary::read_interval},
+              {"working_set_bytes", canary::read_working_set_bytes},
+              {"ceiling_bytes", canary::read_ceiling_bytes},
               {"backoff_psi_full",
                [](const OptionValue& value, CanarySettings& settings) -> OptionStatus {
                  auto percent = value.number();
@@ -97,13 +70,7 @@ SourceRegistration canary_registration() {
                  return Ok{};
                }},
           },
-      .check_together = [](const CanarySettings& settings) -> std::optional<KeyRefusal> {
-        if (settings.working_set_bytes + kCeilingMargin > settings.ceiling_bytes) {
-          return KeyRefusal{"working_set_bytes", "must be at least 1 MiB below ceiling_bytes (" +
-                                                     std::to_string(settings.ceiling_bytes) + ")"};
-        }
-        return std::nullopt;
-      },
+      .check_together = canary::check_sizes,
       .make = [](const SourceContext& context, const CanarySettings& settings) {
         return canary::make_canary_source(context.paths, settings);
       },

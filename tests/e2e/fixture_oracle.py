@@ -291,7 +291,7 @@ def expected_overcommit(procfs):
 
 
 _STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "thrashing", "oom_kill",
-                  "swap_exhausted", "slow_faults")
+                  "swap_exhausted", "slow_faults", "hard_faults", "low_memory")
 
 
 def expected_stall_first_sample(procfs):
@@ -307,7 +307,8 @@ def expected_stall_first_sample(procfs):
            "vmstat": os.path.isfile(os.path.join(procfs, "vmstat")),
            "ebpf": False,
            "meminfo": os.path.isfile(os.path.join(procfs, "meminfo")),
-           "canary": False}  # the goldens' configs turn the canary off: it measures this machine
+           "canary": False,  # the goldens' configs turn the canary off: it measures this machine
+           "paging": False, "low_memory": False}  # Windows's signals
     for signal, present in has.items():
         out[key("memdiag_stall_signal", signal=signal)] = int(present)
     out[key("memdiag_stall_window_seconds")] = 0

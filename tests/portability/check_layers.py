@@ -27,9 +27,10 @@ LAYERS = {
     "probes/bpf": {"probes/core", "probes/linux", "probes/bpf"},
     "probes/canary": {"probes/core", "probes/linux", "probes/canary"},
     "probes/catalog": {"probes/core", "probes/linux", "probes/bpf", "probes/canary", "probes/catalog"},
-    # The Win32 layer, and the catalog interface its catalog file defines (source_catalog.hpp
-    # includes only core).
-    "windows": {"probes/core", "probes/analysis", "probes/recording", "probes/catalog", "windows", "windows/figures"},
+    # The Win32 layer, the catalog interface its catalog file defines (source_catalog.hpp
+    # includes only core), and the canary's portable cycle and allocator (windows/canary).
+    "windows": {"probes/core", "probes/analysis", "probes/recording", "probes/catalog", "probes/canary", "windows",
+                "windows/figures"},
     # Windows's figures without Win32: portable, so compiled and unit-tested natively on Linux.
     "windows/figures": {"probes/core", "windows/figures"},
     "exporters": {"probes/core", "probes/analysis", "exporters"},

@@ -26,7 +26,7 @@ ENV = dict(os.environ,
            WINEPREFIX=os.environ.get("MEMDIAG_WINEPREFIX", "/var/cache/memdiag/wine-prefix"),
            WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
 # The Windows catalog (windows/windows_catalog.cpp): each must say whether it is up.
-WINDOWS_SOURCES = ("windows_memory", "windows_paging", "windows_processes")
+WINDOWS_SOURCES = ("windows_memory", "windows_paging", "windows_processes", "canary")
 MEMDIAGD_EXE = SERVICE_CONTROL_EXE = None
 
 
@@ -87,7 +87,7 @@ class ServesTheContract:
         # Page files count as swap: the commit limit is RAM plus them (windows/figures).
         self.assertGreater(total, 0)
         self.assertLessEqual(total, limit)
-        for source in ("windows_memory", "windows_processes"):
+        for source in ("windows_memory", "windows_processes", "canary"):
             self.assertEqual(samples[("memdiag_source_up", '{source="%s"}' % source)], 1, source)
         # PDH has no \Memory counters under wine: the source says so and stays down, cleanly.
         self.assertIn(("memdiag_source_up", '{source="windows_paging"}'), samples)
@@ -97,6 +97,19 @@ class ServesTheContract:
         daemon_rows = [labels for (name, labels) in samples
                        if name == "memdiag_process_working_set_bytes" and 'comm="memdiagd.exe"' in labels]
         self.assertTrue(daemon_rows, "the daemon's own process is not among the selected")
+
+    def check_canary(self, port):
+        """The canary's first cycle runs at start: real page faults timed under wine."""
+        def cycled():
+            samples = scrape(port)
+            cycles = [v for (name, _), v in samples.items() if name == "memdiag_canary_cycles_total"]
+            return samples if cycles and cycles[0] >= 1 else None
+        samples = wait_for(cycled, timeout=30)
+        self.assertIsNotNone(samples, "no canary cycle in 30 s")
+        faults = [v for (name, _), v in samples.items() if name == "memdiag_canary_page_fault_seconds_count"]
+        self.assertTrue(faults and faults[0] >= 4096, faults)  # 16 MiB of 4 KiB pages a cycle
+        released = [v for (name, _), v in samples.items() if name == "memdiag_allocator_released_bytes_total"]
+        self.assertTrue(released and released[0] >= 16 << 20, released)
 
     def check_diagnosis(self, port):
         status, body = http_get(port, "/api/v1/diagnosis")
@@ -132,6 +145,7 @@ class ConsoleMode(unittest.TestCase, ServesTheContract):
         self.assertIsNotNone(samples, read(self.log.name))
         self.check_metrics(samples)
         self.check_diagnosis(port)
+        self.check_canary(port)
         # wine turns SIGINT into the console's Ctrl+C event.
         proc.send_signal(2)
         self.assertEqual(proc.wait(timeout=30), 0, read(self.log.name))
@@ -157,6 +171,18 @@ class ConsoleMode(unittest.TestCase, ServesTheContract):
         proc = self.start("--config", windows_path(config.name))
         self.assertEqual(proc.wait(timeout=60), 2, read(self.log.name))
         self.assertIn("%s:4: sampler.interval:" % windows_path(config.name), read(self.log.name))
+
+
+    def test_the_windows_example_config_checks_out_and_linuxs_is_refused(self):
+        example = windows_path(os.path.join(REPO, "deploy", "windows", "memdiagd.yaml"))
+        checked = wine(MEMDIAGD_EXE, "--check-config", "--config", example)
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        self.assertIn(example + ": ok", checked.stdout)
+        # Linux's sources are not Windows's: named, with the line, and exit 2.
+        linux = windows_path(os.path.join(REPO, "deploy", "memdiagd.yaml"))
+        refused = wine(MEMDIAGD_EXE, "--check-config", "--config", linux)
+        self.assertEqual(refused.returncode, 2, refused.stdout + refused.stderr)
+        self.assertIn("sources.meminfo", refused.stdout + refused.stderr)
 
 
 class ServiceMode(unittest.TestCase, ServesTheContract):

@@ -11,9 +11,11 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "exporters/prometheus/snapshot_collector.hpp"
 #include "probes/analysis/diagnosis_model.hpp"
+#include "probes/canary/canary_settings.hpp"
 #include "probes/catalog/source_catalog.hpp"
 #include "probes/core/snapshot_store.hpp"
 
@@ -26,7 +28,38 @@ TEST(WindowsCatalog, TheWindowsSourcesInSamplingOrder) {
     names.push_back(r.name);
     EXPECT_EQ(r.platform, Platform::kWindows) << r.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string_view>{"windows_memory", "windows_paging", "windows_processes"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"windows_memory", "windows_paging", "windows_processes", "canary"}));
+}
+
+// The canary on its Windows page layer, on wine's real page faults: cycles run on their thread,
+// each first touch is timed, each cycle's memory goes back (decommitted) so the next faults
+// again, and the allocator stays under its ceiling.
+TEST(WindowsCanarySource, CyclesTimeRealPageFaultsAndGiveTheMemoryBack) {
+  CanarySettings settings;
+  settings.interval = std::chrono::milliseconds(100);
+  settings.working_set_bytes = 4u << 20;
+  settings.ceiling_bytes = 16u << 20;
+  auto source = make_source("canary", KernelPaths{}, settings);
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->probe());
+  Snapshot s;
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(source->sample(s));
+    if (s.canary && s.canary->node.cycles >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(s.canary);
+  const CanarySection& c = *s.canary;
+  EXPECT_GE(c.node.cycles, 3u);
+  EXPECT_EQ(c.node.failures, 0u);
+  EXPECT_TRUE(c.node_running);
+  // 4 MiB of 4 KiB pages a cycle: 1024 timed first touches each.
+  EXPECT_GE(c.node.page_fault.count, 3u * 1024);
+  EXPECT_GT(c.node.page_fault.sum_ns, 0u);
+  EXPECT_GE(c.allocator.released_bytes_total, 3u * (4u << 20));
+  EXPECT_LE(c.allocator.held_bytes, 16u << 20);
+  EXPECT_EQ(c.allocator.failed_allocations_total, 0u);
+  EXPECT_EQ(source->degraded(), "");
 }
 
 TEST(WindowsMemorySource, FillsTheCommitAccountAndPhysicalMemory) {
