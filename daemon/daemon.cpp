@@ -107,8 +107,7 @@ int run_once(const Config& config) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
-int serve(const CliOptions& options, Config config, const NextControlEvent& next_event,
-          const std::function<void()>& on_serving) {
+int serve(const CliOptions& options, Config config, const NextControlEvent& next_event, const ServeHooks& hooks) {
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   prom::SnapshotCollector collector(store, build_info());
@@ -118,14 +117,18 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
 
   auto http = HttpServer::start(config.listen_address, handlers);
   if (!http) {
-    std::fprintf(stderr, "memdiagd: %s\n", http.error().message.c_str());
+    if (hooks.on_fatal) {
+      hooks.on_fatal(http.error().message);
+    } else {
+      std::fprintf(stderr, "memdiagd: %s\n", http.error().message.c_str());
+    }
     return 1;
   }
   std::unique_ptr<HttpServer> server = std::move(http).value();
   sampler.start();
   spdlog::info("memdiagd {} serving on http://{}/metrics, sampling every {}ms", build::kVersion,
                config.listen_address, config.interval.count());
-  if (on_serving) on_serving();
+  if (hooks.on_serving) hooks.on_serving();
 
   for (;;) {
     const ControlEvent event = next_event();
@@ -165,6 +168,8 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     // The sampler thread is blocked in a kernel read and would use this stack frame's objects
     // if it ever returned: leave without unwinding, and say with the exit code it was forced.
     spdlog::warn("sampler did not stop within 3s (stuck in a read); exiting anyway");
+    spdlog::default_logger()->flush();
+    if (hooks.on_forced_exit) hooks.on_forced_exit();
     std::fflush(nullptr);
     std::_Exit(1);
   }

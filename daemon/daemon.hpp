@@ -29,11 +29,20 @@ std::shared_ptr<const std::string> diagnosis_report(const SnapshotStore& store, 
 // Samples once and prints the exposition to stdout. Returns the exit code.
 int run_once(const Config& config);
 
+// What the caller of serve() hears of its course (each may be empty).
+struct ServeHooks {
+  std::function<void()> on_serving;  // HTTP listens and the sampler runs
+  // Why it cannot serve, just before it returns 1 (the listen address cannot be bound). Empty:
+  // one line on stderr.
+  std::function<void(const std::string&)> on_fatal;
+  // Just before the process leaves with _Exit(1), the sampler stuck in a read (a Windows
+  // service reports itself stopped: nothing after this runs).
+  std::function<void()> on_forced_exit;
+};
+
 // Samples and serves HTTP until `next_event` says stop; a reload event re-reads
-// `options.config_path`. `on_serving` (may be empty) is called once HTTP is listening and the
-// sampler runs. Returns the exit code: 1 when the listen address cannot be bound.
-int serve(const CliOptions& options, Config config, const NextControlEvent& next_event,
-          const std::function<void()>& on_serving);
+// `options.config_path`. Returns the exit code: 1 when the listen address cannot be bound.
+int serve(const CliOptions& options, Config config, const NextControlEvent& next_event, const ServeHooks& hooks = {});
 
 #ifndef _WIN32
 // serve() with signals as the control events (signal_control.cpp): SIGTERM/SIGINT stop it,

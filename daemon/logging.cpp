@@ -22,8 +22,10 @@ Status add_log_file(const std::string& path) {
     auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
     file->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
     spdlog::default_logger()->sinks().push_back(std::move(file));
-    // A file is read after the fact (a service that stopped): what was said must be in it.
-    spdlog::default_logger()->flush_on(spdlog::level::info);
+    // A file is read after the fact (a service that stopped, or one that hangs): every line
+    // said must be in it at once. The log says what happened once, not per sample, so this is
+    // a few writes a minute.
+    spdlog::default_logger()->flush_on(spdlog::level::trace);
     return Ok{};
   } catch (const std::exception& e) {
     return make_error("cannot log to " + path + ": " + e.what());

@@ -52,7 +52,7 @@ int run_daemon(const CliOptions& options, Config config) {
   // daemon once had rendering concurrently, RSS grew to ~18 MiB of mostly free heap. The
   // sampler, scanner, canary and HTTP threads still allocate; two arenas are plenty here.
   ::mallopt(M_ARENA_MAX, 2);
-  return serve(options, std::move(config), next_signal, {});
+  return serve(options, std::move(config), next_signal);
 }
 
 }  // namespace memdiag

@@ -7,10 +7,17 @@
 
 namespace memdiag {
 
-Expected<Startup, int> start_from_command_line(const std::vector<std::string>& args) {
+Expected<Startup, int> start_from_command_line(const std::vector<std::string>& args, const Complaint& complain) {
+  const auto say = [&complain](const std::string& text) {
+    if (complain) {
+      complain(text);
+    } else {
+      std::fputs(text.c_str(), stderr);
+    }
+  };
   auto options = parse_cli(args);
   if (!options) {
-    std::fprintf(stderr, "memdiagd: %s\n%s", options.error().message.c_str(), usage_text().c_str());
+    say("memdiagd: " + options.error().message + "\n" + usage_text());
     return 2;
   }
   if (options->help) {
@@ -23,13 +30,13 @@ Expected<Startup, int> start_from_command_line(const std::vector<std::string>& a
   }
 #ifndef _WIN32
   if (options->console) {
-    std::fprintf(stderr, "memdiagd: --console is for memdiagd.exe on Windows (here it always runs in the foreground)\n");
+    say("memdiagd: --console is for memdiagd.exe on Windows (here it always runs in the foreground)\n");
     return 2;
   }
 #endif
   auto config = resolve_config(*options);
   if (!config) {
-    std::fprintf(stderr, "memdiagd: invalid config: %s\n", config.error().to_string().c_str());
+    say("memdiagd: invalid config: " + config.error().to_string() + "\n");
     return 2;
   }
   if (options->check_config) {
@@ -39,7 +46,7 @@ Expected<Startup, int> start_from_command_line(const std::vector<std::string>& a
   set_log_level(config->log_level);
   if (options->log_file) {
     if (auto logging = add_log_file(*options->log_file); !logging) {
-      std::fprintf(stderr, "memdiagd: --log.file: %s\n", logging.error().message.c_str());
+      say("memdiagd: --log.file: " + logging.error().message + "\n");
       return 2;
     }
   }

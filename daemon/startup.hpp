@@ -3,6 +3,7 @@
 // What is left is to run: once, as a daemon (Linux), as a service or in a console (Windows).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,13 @@ struct Startup {
   Config config;
 };
 
+// Where start_from_command_line says what is wrong: the text as a console shows it (newlines
+// included). Empty: stderr. A Windows service, which has no console, logs it instead.
+using Complaint = std::function<void(const std::string&)>;
+
 // The options and config to run with, or the exit code to leave with at once: 0 after --help,
 // --version or a config that checks out; 2 for a bad command line, config or log file (the
-// reason on stderr).
-Expected<Startup, int> start_from_command_line(const std::vector<std::string>& args);
+// reason to `complain`).
+Expected<Startup, int> start_from_command_line(const std::vector<std::string>& args, const Complaint& complain = {});
 
 }  // namespace memdiag

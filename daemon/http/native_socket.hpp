@@ -75,8 +75,10 @@ UniqueSocket accept_connection(NativeSocket listener);
 
 // A restarted daemon binds its port again at once, though old connections linger in
 // TIME_WAIT, but never a port another process is listening on. Linux: SO_REUSEADDR (it still
-// refuses a port with a listener); Windows: SO_EXCLUSIVEADDRUSE (its SO_REUSEADDR would let two
-// listeners share the port).
+// refuses a port with a listener). Windows: SO_EXCLUSIVEADDRUSE, so no other socket can take the
+// port (its SO_REUSEADDR would let two listeners share it); Windows documents that such a port
+// cannot be bound again while connections accepted on it are still open, so a quick restart
+// there may wait for them (not verified on a real Windows host: README "Windows").
 void allow_quick_rebind(NativeSocket socket);
 
 // Small responses leave at once (TCP_NODELAY) and the kernel holds at most `bytes` of a

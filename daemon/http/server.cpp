@@ -90,7 +90,7 @@ void Server::Loop::accept_new(Clock::time_point now) {
                        last_socket_error(), connections.size());
           said_descriptors = true;
         }
-        if (!evict_one(-1)) {
+        if (!evict_one(kNoSocket)) {
           watch_listener(false);
           accept_paused_until = now + kAcceptPause;
         }

@@ -9,11 +9,6 @@
 namespace memdiag::http {
 namespace {
 
-bool would_block() {
-  const int code = ::WSAGetLastError();
-  return code == WSAEWOULDBLOCK || code == WSAEINTR;
-}
-
 // recv and WSASend take at most an int's worth of bytes per call.
 ULONG capped(std::size_t size) { return static_cast<ULONG>(std::min<std::size_t>(size, 1u << 30)); }
 
@@ -23,7 +18,7 @@ IoResult SocketStream::read(char* into, std::size_t size) {
   const int n = ::recv(static_cast<SOCKET>(socket_.get()), into, static_cast<int>(capped(size)), 0);
   if (n > 0) return {IoStatus::kDone, static_cast<std::size_t>(n)};
   if (n == 0) return {IoStatus::kEnd, 0};
-  if (would_block()) return {IoStatus::kWouldBlock, 0};
+  if (last_socket_call_would_block()) return {IoStatus::kWouldBlock, 0};
   return {IoStatus::kEnd, 0};  // reset, timed out: the connection is over either way
 }
 
@@ -34,7 +29,7 @@ IoResult SocketStream::write(std::string_view first, std::string_view second) {
   if (::WSASend(static_cast<SOCKET>(socket_.get()), parts, second.empty() ? 1 : 2, &sent, 0, nullptr, nullptr) == 0) {
     return {IoStatus::kDone, static_cast<std::size_t>(sent)};
   }
-  if (would_block()) return {IoStatus::kWouldBlock, 0};
+  if (last_socket_call_would_block()) return {IoStatus::kWouldBlock, 0};
   return {IoStatus::kEnd, 0};
 }
 

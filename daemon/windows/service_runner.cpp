@@ -1,14 +1,16 @@
 #include "daemon/windows/service_runner.hpp"
 
 #include <windows.h>
+#include <knownfolders.h>
+#include <shlobj.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "daemon/control_events.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/startup.hpp"
 
 namespace memdiag::windows_service {
 namespace {
@@ -16,7 +18,7 @@ namespace {
 // The service manager calls service_main and the control handler with no context of ours:
 // what they need lives here, set before the dispatcher starts and read only after.
 struct ServiceState {
-  Startup* startup = nullptr;
+  const std::vector<std::string>* args = nullptr;
   SERVICE_STATUS_HANDLE handle = nullptr;
   ControlEventQueue events;
   int exit_code = 0;
@@ -62,10 +64,26 @@ DWORD WINAPI on_control(DWORD control, DWORD, LPVOID, LPVOID) {
   }
 }
 
-// %ProgramData%\memdiag\memdiagd.log, where services keep their data (C:\ProgramData).
+// %ProgramData%\memdiag\memdiagd.log (C:\ProgramData), where services keep their data, from the
+// known-folder API: a service's environment need not have ProgramData (wine's has another).
 std::string default_log_file() {
-  const char* data = std::getenv("ProgramData");
-  return std::string(data != nullptr && *data != '\0' ? data : "C:\\ProgramData") + "\\memdiag\\memdiagd.log";
+  std::string folder = "C:\\ProgramData";
+  PWSTR path = nullptr;
+  if (::SHGetKnownFolderPath(FOLDERID_ProgramData, 0, nullptr, &path) == S_OK) {
+    const int bytes = ::WideCharToMultiByte(CP_UTF8, 0, path, -1, nullptr, 0, nullptr, nullptr);
+    if (bytes > 1) {
+      folder.assign(static_cast<std::size_t>(bytes - 1), '\0');
+      ::WideCharToMultiByte(CP_UTF8, 0, path, -1, folder.data(), bytes, nullptr, nullptr);
+    }
+  }
+  ::CoTaskMemFree(path);
+  return folder + "\\memdiag\\memdiagd.log";
+}
+
+// Logs a text meant for a console (newlines and all) as one critical line.
+void log_complaint(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  spdlog::critical("{}", line);
 }
 
 void WINAPI service_main(DWORD, LPWSTR*) {
@@ -76,21 +94,35 @@ void WINAPI service_main(DWORD, LPWSTR*) {
     return;
   }
   report(SERVICE_START_PENDING, 10000);
-  Startup& startup = *g_service->startup;
-  if (!startup.options.log_file) {
+  // The log file first, so that a refused config is said somewhere someone can read it.
+  const auto options = parse_cli(*g_service->args);
+  if (options && !options->log_file) {
     if (auto logging = add_log_file(default_log_file()); !logging) spdlog::error("{}", logging.error().message);
   }
-  g_service->exit_code = serve(startup.options, std::move(startup.config), [] { return g_service->events.wait(); },
-                               [] { report(SERVICE_RUNNING); });
+  auto startup = start_from_command_line(*g_service->args, log_complaint);
+  if (!startup) {
+    g_service->exit_code = startup.error();
+    spdlog::default_logger()->flush();
+    report(SERVICE_STOPPED);
+    return;
+  }
+  ServeHooks hooks;
+  hooks.on_serving = [] { report(SERVICE_RUNNING); };
+  hooks.on_fatal = [](const std::string& why) { spdlog::critical("{}", why); };
+  hooks.on_forced_exit = [] {
+    g_service->exit_code = 1;
+    report(SERVICE_STOPPED);
+  };
+  g_service->exit_code = serve(startup->options, std::move(startup->config), [] { return g_service->events.wait(); }, hooks);
   spdlog::default_logger()->flush();
   report(SERVICE_STOPPED);  // the process may end at any moment after this
 }
 
 }  // namespace
 
-bool run_as_service(Startup& startup, int& exit_code) {
+bool run_as_service(const std::vector<std::string>& args, int& exit_code) {
   static ServiceState state;
-  state.startup = &startup;
+  state.args = &args;
   g_service = &state;
   SERVICE_TABLE_ENTRYW table[] = {{g_service_name, service_main}, {nullptr, nullptr}};
   if (!::StartServiceCtrlDispatcherW(table)) {

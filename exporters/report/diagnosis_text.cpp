@@ -180,8 +180,16 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
       line(out, "  promises coming due use up the supply in ~%.0f s at the last minute's rate",
            *o.promise_exhaustion_seconds);
     }
-    if (o.commit_ratio) line(out, "  Committed_AS / (RAM + swap): %.2f", *o.commit_ratio);
-    if (o.commit_limit_ratio) line(out, "  Committed_AS / CommitLimit: %.2f", *o.commit_limit_ratio);
+    // Linux's names where they are Linux's fields; Windows's otherwise.
+    const bool windows = snapshot.windows_memory.has_value();
+    if (o.commit_ratio) {
+      line(out, windows ? "  commit charge / (RAM + page files): %.2f" : "  Committed_AS / (RAM + swap): %.2f",
+           *o.commit_ratio);
+    }
+    if (o.commit_limit_ratio) {
+      line(out, windows ? "  commit charge / commit limit: %.2f" : "  Committed_AS / CommitLimit: %.2f",
+           *o.commit_limit_ratio);
+    }
     wrapped(out, overcommit_mode_meaning(o.mode, snapshot.windows_memory.has_value()), "  ");
   }
 

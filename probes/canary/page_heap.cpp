@@ -268,7 +268,9 @@ Span* PageHeap::allocate(std::size_t pages, std::size_t align_pages, std::uint8_
   Span* carved = carve(s, SpanState::kFreeClean, pages, align_pages, size_class);
   if (carved == nullptr) return nullptr;
   // A clean span may have been released: on Windows its pages were decommitted and must be
-  // committed again (a no-op on Linux). At the commit limit the span goes back, clean.
+  // committed again (a no-op on Linux). Windows pays one VirtualAlloc per clean span taken, on
+  // this slow path only, released or not: cheaper than tracking which were. At the commit limit
+  // the span goes back, clean.
   const std::uintptr_t start = reservation_.base() + carved->first_page * kPageSize;
   if (!reservation_.recommit(start, carved->pages * kPageSize)) {
     in_use_pages_ -= carved->pages;

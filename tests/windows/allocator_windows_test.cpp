@@ -119,6 +119,7 @@ TEST(WindowsAllocator, ReleasedPagesAreDecommittedThenCommittedAgainOnReuse) {
   // Best fit hands the same clean span out again: committed, zeroed, writable.
   void* again = a.allocate(64 * kMiB);
   ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again, block);  // the released span itself, so this is the recommit at work
   EXPECT_EQ(page_state(again), static_cast<DWORD>(MEM_COMMIT));
   const auto* bytes = static_cast<const unsigned char*>(again);
   EXPECT_EQ(bytes[0], 0);

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,7 +76,12 @@ def read(path):
 class ServesTheContract:
     """What every memdiagd.exe, console or service, must serve once it has sampled."""
 
-    def check_metrics(self, samples):
+    def check_metrics(self, samples, port):
+        # As a person would check it from the Linux side: curl.
+        curled = subprocess.run(["curl", "-sf", "--max-time", "10", "http://127.0.0.1:%d/metrics" % port],
+                                capture_output=True, text=True, timeout=20)
+        self.assertEqual(curled.returncode, 0, curled.stderr)
+        self.assertGreater(parse_exposition(curled.stdout)[("memdiag_commit_limit_bytes", "")], 0)
         limit = samples.get(("memdiag_commit_limit_bytes", ""), 0)
         charge = samples.get(("memdiag_commit_charge_bytes", ""), 0)
         total = samples.get(("memdiag_memory_total_bytes", ""), 0)
@@ -143,7 +147,7 @@ class ConsoleMode(unittest.TestCase, ServesTheContract):
         proc = self.start("--web.listen-address", "127.0.0.1:%d" % port, "--log.file", windows_path(log_file))
         samples = scrape_when_sampled(port)
         self.assertIsNotNone(samples, read(self.log.name))
-        self.check_metrics(samples)
+        self.check_metrics(samples, port)
         self.check_diagnosis(port)
         self.check_canary(port)
         # wine turns SIGINT into the console's Ctrl+C event.
@@ -220,7 +224,7 @@ class ServiceMode(unittest.TestCase, ServesTheContract):
         samples = scrape_when_sampled(port)
         self.assertIsNotNone(samples, read(log_file))
         self.assertEqual(wait_for(lambda: self.state() == "RUNNING", timeout=30) and self.state(), "RUNNING")
-        self.check_metrics(samples)
+        self.check_metrics(samples, port)
         self.check_diagnosis(port)
 
         # paramchange reloads --config, as SIGHUP does on Linux.
@@ -230,6 +234,9 @@ class ServiceMode(unittest.TestCase, ServesTheContract):
         self.assertEqual(control.returncode, 0, control.stdout + control.stderr)
         self.assertTrue(wait_for(lambda: "service paramchange: reloaded" in read(log_file), timeout=30),
                         read(log_file))
+        # The new config took effect: its debug level shows the sampler keeping every source.
+        kept = "sources reconfigured: %d kept running, 0 new" % len(WINDOWS_SOURCES)
+        self.assertTrue(wait_for(lambda: kept in read(log_file), timeout=30), read(log_file))
 
         rc, out = self.sc("stop", self.name)
         self.assertEqual(rc, 0, out)
@@ -244,6 +251,29 @@ class ServiceMode(unittest.TestCase, ServesTheContract):
         rc, out = self.sc("delete", self.name)
         self.assertEqual(rc, 0, out)
         self.assertNotEqual(self.sc("query", self.name)[0], 0, "the service is still there after delete")
+
+    def test_a_service_that_cannot_start_says_why_in_its_default_log(self):
+        """No console to print to: the refused config goes to %ProgramData%\\memdiag\\memdiagd.log
+        and the service manager gets the exit code (2) as a service-specific error."""
+        self.name = "memdiagd-bad-%d" % os.getpid()
+        work = tempfile.mkdtemp(prefix="memdiagd-service-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", work])
+        config = os.path.join(work, "bad.yaml")
+        with open(config, "w") as f:
+            f.write("sampler:\n  interval: never\n")
+        default_log = os.path.join(ENV["WINEPREFIX"], "drive_c", "ProgramData", "memdiag", "memdiagd.log")
+        command = "%s --config %s --web.listen-address 127.0.0.1:%d" % (
+            windows_path(MEMDIAGD_EXE), windows_path(config), free_port())
+        rc, out = self.sc("create", self.name, "binpath=", command)
+        self.assertEqual(rc, 0, out)
+        self.addCleanup(lambda: (self.sc("stop", self.name), self.sc("delete", self.name)))
+        self.sc("start", self.name)
+        self.assertTrue(wait_for(lambda: self.state() == "STOPPED", timeout=60), self.state())
+        expected = "invalid config: %s:2: sampler.interval:" % windows_path(config)
+        self.assertTrue(wait_for(lambda: expected in read(default_log), timeout=10), read(default_log)[-2000:])
+        _, out = self.sc("query", self.name)
+        self.assertRegex(out, r"WIN32_EXIT_CODE\s*:\s*1066\b")  # ERROR_SERVICE_SPECIFIC_ERROR
+        self.assertRegex(out, r"SERVICE_EXIT_CODE\s*:\s*2\b")
 
 
 if __name__ == "__main__":

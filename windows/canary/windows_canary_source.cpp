@@ -43,7 +43,7 @@ class WindowsCanarySource final : public Source {
       std::lock_guard lock(mutex_);
       section.node = reading_;
     }
-    section.node_running = true;
+    section.node_running = true;  // the canary's thread lives as long as the source
     const alloc::AllocatorStats s = allocator_.stats();
     section.allocator.live_bytes = s.live_bytes;
     section.allocator.held_bytes = s.held_bytes;
@@ -96,10 +96,7 @@ class WindowsCanarySource final : public Source {
     CanaryReading cycle;
     canary::run_cycle(allocator_, settings_.working_set_bytes, cycle);
     std::lock_guard lock(mutex_);
-    reading_.page_fault.add(cycle.page_fault);
-    reading_.cycle.add(cycle.cycle);
-    reading_.cycles += cycle.cycles;
-    reading_.failures += cycle.failures;
+    reading_.add_counts(cycle);
     reading_.backing_off = false;
   }
 

@@ -216,6 +216,9 @@ TEST(WindowsScenario, HardFaultsAndLowMemoryMakeTheNodeStallAndNameTheTrainer) {
   EXPECT_NE(json.find("\"mode_meaning\":\"Windows enforces its commit limit"), std::string::npos);
   EXPECT_NE(json.find("\"pages_input_per_second\":6000"), std::string::npos);
   EXPECT_NE(json.find("hard_faults"), std::string::npos);
+  const std::string text = report::render_diagnosis_text(s, {.since = {}, .origin = "replay"});
+  EXPECT_NE(text.find("commit charge / commit limit: 0.8"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Committed_AS"), std::string::npos) << text;
 }
 
 TEST(WindowsScenario, TheStoryEndsAfterTheHoldOnceTheTrainerIsStopped) {
