@@ -125,25 +125,23 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     return 1;
   }
   std::unique_ptr<HttpServer> server = std::move(http).value();
+  if (hooks.on_sample) sampler.set_on_sample(hooks.on_sample);
   sampler.start();
   spdlog::info("memdiagd {} serving on http://{}/metrics, sampling every {}ms", build::kVersion,
                config.listen_address, config.interval.count());
   if (hooks.on_serving) hooks.on_serving();
 
-  for (;;) {
-    const ControlEvent event = next_event();
-    if (event.kind == ControlEvent::Kind::kStop) {
-      spdlog::info("received {}, stopping", event.what);
-      break;
-    }
+  // Re-reads --config and applies what it says; the running config stays when the new one is
+  // refused.
+  const auto reload = [&](const ControlEvent& event) {
     if (!options.config_path) {
       spdlog::info("{}: no --config file to reload", event.what);
-      continue;
+      return;
     }
     auto reloaded = resolve_config(options);
     if (!reloaded) {
       spdlog::error("{}: keeping the running config; new one is invalid: {}", event.what, reloaded.error().to_string());
-      continue;
+      return;
     }
     Config next = std::move(reloaded).value();
     const std::string wanted_address = next.listen_address;
@@ -161,6 +159,18 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     config = std::move(next);
     spdlog::info("{}: reloaded {}{}", event.what, config.file,
                  server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");
+  };
+
+  for (;;) {
+    const ControlEvent event = next_event();
+    if (event.kind == ControlEvent::Kind::kStop) {
+      spdlog::info("received {}, stopping", event.what);
+      if (hooks.on_stopping) hooks.on_stopping();
+      break;
+    }
+    if (hooks.on_reloading) hooks.on_reloading();
+    reload(event);
+    if (hooks.on_reloaded) hooks.on_reloaded();
   }
 
   server.reset();  // stop answering before the snapshot store goes away

@@ -38,6 +38,12 @@ struct ServeHooks {
   // Just before the process leaves with _Exit(1), the sampler stuck in a read (a Windows
   // service reports itself stopped: nothing after this runs).
   std::function<void()> on_forced_exit;
+  // After every sample, on the sampler's thread (systemd's watchdog and status).
+  std::function<void(const Snapshot&)> on_sample;
+  // A reload begins; it is over (the new config taken or refused); the daemon stops.
+  std::function<void()> on_reloading;
+  std::function<void()> on_reloaded;
+  std::function<void()> on_stopping;
 };
 
 // Samples and serves HTTP until `next_event` says stop; a reload event re-reads

@@ -122,6 +122,7 @@ SnapshotPtr Sampler::sample_now() {
   SnapshotPtr published = std::move(snapshot);
   store_.publish(published);
   heartbeat_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+  if (on_sample_) on_sample_(*published);
   return published;
 }
 

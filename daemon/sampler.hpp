@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,10 @@ class Sampler {
   // the stall model afresh (its hysteresis was judged by the old ones).
   void set_diagnosis(const analysis::DiagnosisSettings& diagnosis);
 
+  // Called after every published sample, on the sampling thread (keep it short: a watchdog
+  // ping, a status line). Set before start().
+  void set_on_sample(std::function<void(const Snapshot&)> hook) { on_sample_ = std::move(hook); }
+
   // True while samples keep completing on time.
   bool healthy() const;
   std::chrono::milliseconds interval() const;
@@ -96,6 +101,7 @@ class Sampler {
   bool stop_ = false;
   std::optional<std::pair<std::vector<SourcePlan>, std::chrono::milliseconds>> pending_;
 
+  std::function<void(const Snapshot&)> on_sample_;
   std::thread thread_;
   std::atomic<bool> finished_{false};
 };

@@ -1,10 +1,14 @@
 // The daemon on Linux: signals are its control events (SIGTERM and SIGINT stop it, SIGHUP
-// reloads), taken with sigwait in the main thread rather than in async handlers.
+// reloads), taken with sigwait in the main thread rather than in async handlers; under systemd
+// it tells the service manager how it is doing (systemd_notifier.hpp).
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <spdlog/spdlog.h>
+
 #include "daemon/daemon.hpp"
+#include "daemon/systemd_notifier.hpp"
 
 namespace memdiag {
 namespace {
@@ -52,7 +56,22 @@ int run_daemon(const CliOptions& options, Config config) {
   // daemon once had rendering concurrently, RSS grew to ~18 MiB of mostly free heap. The
   // sampler, scanner, canary and HTTP threads still allocate; two arenas are plenty here.
   ::mallopt(M_ARENA_MAX, 2);
-  return serve(options, std::move(config), next_signal);
+  // Under systemd (Type=notify): ready after the first sample, the watchdog petted by every
+  // sample, a status line, reloads and the stop announced (systemd_notifier.hpp).
+  SystemdNotifier systemd;
+  ServeHooks hooks;
+  if (systemd.active()) {
+    if (const auto watchdog = systemd.watchdog_interval(); watchdog && 2 * config.interval > *watchdog) {
+      spdlog::warn("WatchdogSec ({} ms) is less than twice sampler.interval ({} ms): systemd may restart a healthy "
+                   "daemon between two samples",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog).count(), config.interval.count());
+    }
+    hooks.on_sample = [&systemd](const Snapshot& snapshot) { systemd.sampled(snapshot); };
+    hooks.on_reloading = [&systemd] { systemd.reloading(); };
+    hooks.on_reloaded = [&systemd] { systemd.reloaded(); };
+    hooks.on_stopping = [&systemd] { systemd.stopping(); };
+  }
+  return serve(options, std::move(config), next_signal, hooks);
 }
 
 }  // namespace memdiag

@@ -8,6 +8,8 @@ packages=(
   # build
   build-essential cmake ninja-build pkg-config git
   libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
+  # sd_notify: Type=notify, the watchdog, STATUS= (daemon/systemd_notifier.cpp)
+  libsystemd-dev
   # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end
