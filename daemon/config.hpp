@@ -29,6 +29,11 @@ struct Config {
   std::chrono::milliseconds interval{1000};
   std::size_t ring = 300;
   std::string log_level = "info";
+  // The daemon's own footing (Linux; applied at start, README "Hardening"): keep its memory
+  // resident (mlockall), and give up the capabilities it no longer needs once its eBPF
+  // programs are loaded.
+  bool lock_memory = true;
+  bool drop_capabilities = true;
   std::map<std::string, SourceConfig, std::less<>> sources;  // every source of the catalog, by name
   analysis::DiagnosisSettings diagnosis;                      // the verdicts' thresholds
 

@@ -52,13 +52,14 @@ class Loader {
     config.file = file_;
     if (!root || root.IsNull()) return config;  // empty file: all defaults
     expect_map(root, "");
-    for_each_key(root, "", {"web", "paths", "sampler", "log", "sources", "diagnosis"},
+    for_each_key(root, "", {"web", "paths", "sampler", "log", "daemon", "sources", "diagnosis"},
                  [&](const std::string& key, const YAML::Node& value) {
       if (value.IsNull()) return;  // an empty section: its defaults
       if (key == "web") load_web(value, config);
       if (key == "paths") load_paths(value, config);
       if (key == "sampler") load_sampler(value, config);
       if (key == "log") load_log(value, config);
+      if (key == "daemon") load_daemon(value, config);
       if (key == "sources") load_sources(value, config);
       if (key == "diagnosis") load_diagnosis(value, config);
     });
@@ -161,6 +162,14 @@ class Loader {
     for_each_key(node, "log", {"level"}, [&](const std::string&, const YAML::Node& value) {
       config.log_level = scalar(value, "log.level");
       check(check_log_level(config.log_level), value, "log.level");
+    });
+  }
+
+  void load_daemon(const YAML::Node& node, Config& config) const {
+    expect_map(node, "daemon");
+    for_each_key(node, "daemon", {"lock_memory", "drop_capabilities"}, [&](const std::string& key, const YAML::Node& value) {
+      const bool on = take(YamlOptionValue(value).boolean(), value, "daemon." + key);
+      (key == "lock_memory" ? config.lock_memory : config.drop_capabilities) = on;
     });
   }
 

@@ -12,6 +12,7 @@
 #include "daemon/sampler.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
 #include "exporters/report/diagnosis_report.hpp"
+#include "exporters/report/history_json.hpp"
 #include "probes/catalog/source_catalog.hpp"
 
 namespace memdiag {
@@ -96,6 +97,15 @@ std::shared_ptr<const std::string> diagnosis_report(const SnapshotStore& store, 
                                                         : report::render_diagnosis_json(*latest, options));
 }
 
+namespace {
+
+// The key signals over the ring, for /api/v1/history and the status page's charts.
+std::shared_ptr<const std::string> history_report(const SnapshotStore& store) {
+  return std::make_shared<const std::string>(report::render_history_json(store.recent()));
+}
+
+}  // namespace
+
 int run_once(const Config& config) {
   SnapshotStore store(1);
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
@@ -113,7 +123,8 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
   prom::SnapshotCollector collector(store, build_info());
   const HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
                                      [&sampler] { return sampler.healthy(); },
-                                     [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); }};
+                                     [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); },
+                                     [&store] { return history_report(store); }};
 
   auto http = HttpServer::start(config.listen_address, handlers);
   if (!http) {
@@ -125,7 +136,12 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     return 1;
   }
   std::unique_ptr<HttpServer> server = std::move(http).value();
-  if (hooks.on_sample) sampler.set_on_sample(hooks.on_sample);
+  if (hooks.on_sample || hooks.posture_after_sample) {
+    sampler.set_on_sample([&hooks, &collector](const Snapshot& snapshot) {
+      if (hooks.posture_after_sample) collector.set_posture(hooks.posture_after_sample(snapshot));
+      if (hooks.on_sample) hooks.on_sample(snapshot);
+    });
+  }
   sampler.start();
   spdlog::info("memdiagd {} serving on http://{}/metrics, sampling every {}ms", build::kVersion,
                config.listen_address, config.interval.count());

@@ -11,6 +11,7 @@
 #include "daemon/control_events.hpp"
 #include "daemon/http/diagnosis_query.hpp"
 #include "daemon/sampler.hpp"
+#include "exporters/prometheus/daemon_posture.hpp"
 #include "probes/core/source.hpp"
 
 namespace memdiag {
@@ -40,6 +41,8 @@ struct ServeHooks {
   std::function<void()> on_forced_exit;
   // After every sample, on the sampler's thread (systemd's watchdog and status).
   std::function<void(const Snapshot&)> on_sample;
+  // After every sample, on the sampler's thread: what the daemon runs with (memdiag_daemon_*).
+  std::function<std::shared_ptr<const prom::DaemonPosture>(const Snapshot&)> posture_after_sample;
   // A reload begins; it is over (the new config taken or refused); the daemon stops.
   std::function<void()> on_reloading;
   std::function<void()> on_reloaded;

@@ -1,4 +1,5 @@
 #include "daemon/sampler.hpp"
+#include "daemon/stack_prefault.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -128,7 +129,10 @@ SnapshotPtr Sampler::sample_now() {
 
 void Sampler::start() {
   heartbeat_ns_.store(steady_now_ns());
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    prefault_stack();
+    run();
+  });
 }
 
 void Sampler::run() {

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/daemon.hpp"
+#include "daemon/privileges/least_privilege.hpp"
 #include "daemon/systemd_notifier.hpp"
 
 namespace memdiag {
@@ -60,6 +61,9 @@ int run_daemon(const CliOptions& options, Config config) {
   // sample, a status line, reloads and the stop announced (systemd_notifier.hpp).
   SystemdNotifier systemd;
   ServeHooks hooks;
+  // Memory locked and capabilities narrowed before any thread starts (README "Hardening").
+  privileges::LeastPrivilege footing({.lock_memory = config.lock_memory, .drop_capabilities = config.drop_capabilities});
+  hooks.posture_after_sample = [&footing](const Snapshot&) { return footing.posture(); };
   if (systemd.active()) {
     if (const auto watchdog = systemd.watchdog_interval(); watchdog && 2 * config.interval > *watchdog) {
       spdlog::warn("WatchdogSec ({} ms) is less than twice sampler.interval ({} ms): systemd may restart a healthy "

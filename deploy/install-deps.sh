@@ -10,11 +10,13 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   # sd_notify: Type=notify, the watchdog, STATUS= (daemon/systemd_notifier.cpp)
   libsystemd-dev
+  # --web.config.file: TLS (OpenSSL) and bcrypt password hashes (libxcrypt's crypt_r)
+  libssl-dev libcrypt-dev
   # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  python3 prometheus prometheus-node-exporter curl procps
+  python3 python3-yaml prometheus prometheus-node-exporter curl procps
   stress-ng bpftrace
   # the portable core compiled for Windows at every build (tests/portability/check_layers.py);
   # the Windows build and its tests under wine (windows/cross: dpkg-source unpacks the
@@ -24,6 +26,8 @@ packages=(
   systemd
   # the daemon without CAP_BPF/CAP_PERFMON, its bpf() calls counted (tests/e2e/test_bpf_privileges.py)
   libcap2-bin strace
+  # the status page rendered in a headless browser (tests/e2e/test_status_page.py)
+  chromium
   # the other allocators memdiag-alloc-bench compares memdiag's with (LD_PRELOAD)
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
 )

@@ -1,17 +1,9 @@
 #include "daemon/http/endpoints.hpp"
 
+#include "daemon/http/status_page.hpp"
 #include "exporters/prometheus/exposition.hpp"
 
 namespace memdiag::http {
-namespace {
-
-constexpr std::string_view kIndex =
-    "<html><head><title>memdiagd</title></head><body><h1>memdiagd</h1>"
-    "<ul><li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/healthz\">/healthz</a></li>"
-    "<li><a href=\"/api/v1/diagnosis?format=text\">/api/v1/diagnosis</a></li></ul>"
-    "</body></html>\n";
-
-}  // namespace
 
 WireResponse respond(const RequestHead& request, const Handlers& handlers) {
   // A request body is never read: answer, then close, so its bytes are not taken for the
@@ -39,8 +31,17 @@ WireResponse respond(const RequestHead& request, const Handlers& handlers) {
     return shared_response({.content_type = query->text ? "text/plain; charset=utf-8" : "application/json", .close = close},
                            std::move(body), head_only);
   }
+  if (request.path == "/api/v1/history" && handlers.history) {
+    if (request.target.find('?') != std::string_view::npos) {
+      return text_response({.status = 400, .close = close}, "/api/v1/history takes no parameters\n", head_only);
+    }
+    return shared_response({.content_type = "application/json", .close = close}, handlers.history(), head_only);
+  }
   if (request.path == "/") {
-    return text_response({.content_type = "text/html; charset=utf-8", .close = close}, kIndex, head_only);
+    const StatusPage& page = status_page();
+    return shared_response(
+        {.content_type = "text/html; charset=utf-8", .close = close, .content_security_policy = page.content_security_policy},
+        page.document, head_only);
   }
   return text_response({.status = 404, .close = close}, "not found\n", head_only);
 }

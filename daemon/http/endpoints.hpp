@@ -1,8 +1,9 @@
 // What the daemon answers, by path: /metrics (the text exposition), /healthz (200 while the
 // sampler keeps sampling, 503 when it is stuck), /api/v1/diagnosis (the diagnosis report, JSON
-// or ?format=text; 400 for a bad query, 503 before the first sample), / (an index), 404 elsewhere; GET and HEAD
-// only. Separate from the connection handling so that auth (or anything else per request)
-// can sit in front of it without touching the event loop.
+// or ?format=text; 400 for a bad query, 503 before the first sample), /api/v1/history (the key
+// signals over the snapshot ring, JSON), / (the status page, status_page.hpp), 404 elsewhere;
+// GET and HEAD only. Separate from the connection handling so that auth (or anything else per
+// request) can sit in front of it without touching the event loop.
 #pragma once
 
 #include <functional>
@@ -24,6 +25,9 @@ struct Handlers {
   // The diagnosis report of the latest snapshot (exporters/report), JSON or text; null before
   // the first sample. Unset: /api/v1/diagnosis is not served.
   std::function<std::shared_ptr<const std::string>(const DiagnosisQuery&)> diagnosis;
+  // The key signals of the snapshots in the ring (exporters/report/history_json.hpp), never
+  // null. Unset: /api/v1/history is not served.
+  std::function<std::shared_ptr<const std::string>()> history = {};
 };
 
 // The response to one parsed request.

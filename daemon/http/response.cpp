@@ -20,6 +20,11 @@ std::string head_text(const ResponseHead& head, std::size_t body_size) {
     text += head.allow;
     text += "\r\n";
   }
+  if (!head.content_security_policy.empty()) {
+    text += "Content-Security-Policy: ";
+    text += head.content_security_policy;
+    text += "\r\n";
+  }
   if (head.close) text += "Connection: close\r\n";
   text += "\r\n";
   return text;

@@ -17,6 +17,8 @@ struct ResponseHead {
   std::string_view content_type = "text/plain; charset=utf-8";
   bool close = false;           // "Connection: close": the server closes after sending it
   std::string_view allow = {};  // "Allow:" field of a 405
+  // "Content-Security-Policy:" field (the status page's); none when empty.
+  std::string_view content_security_policy = {};
 };
 
 // "OK", "Not Found", ...; "Unknown" for a status this server never sends.

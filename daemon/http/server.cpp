@@ -1,4 +1,5 @@
 #include "daemon/http/server.hpp"
+#include "daemon/stack_prefault.hpp"
 
 #include <pthread.h>  // mingw-w64 posix threads have pthread_setname_np too
 #include <spdlog/spdlog.h>
@@ -245,7 +246,10 @@ void Server::Loop::watch_listener(bool on) {
 }
 
 Server::Server(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {
-  thread_ = std::thread([this] { loop_->run(); });
+  thread_ = std::thread([this] {
+    prefault_stack();
+    loop_->run();
+  });
 }
 
 Server::~Server() {

@@ -98,9 +98,41 @@ std::shared_ptr<const std::string> SnapshotCollector::shared_text() const {
   return text_;
 }
 
+void SnapshotCollector::set_posture(std::shared_ptr<const DaemonPosture> posture) {
+  std::lock_guard lock(posture_mutex_);
+  posture_ = std::move(posture);
+}
+
+void SnapshotCollector::render_posture(MetricSink& sink) const {
+  std::shared_ptr<const DaemonPosture> posture;
+  {
+    std::lock_guard lock(posture_mutex_);
+    posture = posture_;
+  }
+  if (!posture) return;
+  sink.family("memdiag_daemon_memory_locked", "1 when memdiagd's memory is locked resident (daemon.lock_memory).",
+              MetricType::Gauge);
+  sink.sample({}, posture->memory_locked ? 1 : 0);
+  if (posture->locked_bytes) {
+    sink.family("memdiag_daemon_memory_locked_bytes", "memdiagd's resident memory that is locked (smaps_rollup Locked).",
+                MetricType::Gauge);
+    sink.sample({}, static_cast<double>(*posture->locked_bytes));
+  }
+  if (!posture->capabilities.empty()) {
+    sink.family("memdiag_daemon_capability", "A Linux capability memdiagd holds now (effective set; 1 each).",
+                MetricType::Gauge);
+    for (const std::string& capability : posture->capabilities) sink.sample({{"capability", capability}}, 1);
+  }
+  if (posture->uid) {
+    sink.family("memdiag_daemon_uid", "The user id memdiagd runs as.", MetricType::Gauge);
+    sink.sample({}, static_cast<double>(*posture->uid));
+  }
+}
+
 void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   sink.family("memdiag_build_info", "Build of the running memdiagd (always 1).", MetricType::Gauge);
   sink.sample({{"version", build_.version}, {"revision", build_.revision}, {"compiler", build_.compiler}}, 1);
+  render_posture(sink);
   if (snap == nullptr) return;  // before the first sample
 
   sink.family("memdiag_sampler_samples_total", "Samples the sampler has taken since start.", MetricType::Counter);

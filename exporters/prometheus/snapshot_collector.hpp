@@ -13,6 +13,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "exporters/prometheus/daemon_posture.hpp"
 #include "exporters/prometheus/metric_sink.hpp"
 #include "probes/core/snapshot_store.hpp"
 
@@ -39,6 +40,9 @@ class SnapshotCollector final : public prometheus::Collectable {
   // /metrics and read slowly (or never) hold one copy between them, not one each.
   std::shared_ptr<const std::string> shared_text() const;
 
+  // What the daemon runs with, from now on (memdiag_daemon_*); none rendered until set.
+  void set_posture(std::shared_ptr<const DaemonPosture> posture);
+
   // Renders one snapshot (nullptr: before the first sample) into any sink.
   void render(const Snapshot* snapshot, MetricSink& sink) const;
 
@@ -54,8 +58,12 @@ class SnapshotCollector final : public prometheus::Collectable {
   std::shared_ptr<const RenderedSchema> rendered(Table table, const std::shared_ptr<const FieldSchema>& schema) const;
   void render_table(Table table, const FieldTable& fields, MetricSink& sink) const;
 
+  void render_posture(MetricSink& sink) const;
+
   const SnapshotStore& store_;
   BuildInfo build_;
+  mutable std::mutex posture_mutex_;
+  std::shared_ptr<const DaemonPosture> posture_;
   mutable std::mutex cache_mutex_;
   mutable std::shared_ptr<const RenderedSchema> meminfo_cache_;
   mutable std::shared_ptr<const RenderedSchema> vmstat_cache_;

@@ -30,8 +30,13 @@ struct mm_struct___old {
   struct mm_rss_stat___old rss_stat;
 } __attribute__((preserve_access_index));
 
-static __always_inline __s64 rss_counter(struct mm_struct *mm, int member) {
-  if (bpf_core_type_exists(struct mm_rss_stat___old)) {
+/* Which layout is decided in user space (task_maps_iterator.cpp), which loads only the program
+ * for it: a CO-RE relocation against a type this kernel's BTF lacks makes libbpf 1.1 look through
+ * the kernel modules' BTF, which needs CAP_SYS_ADMIN (BPF_BTF_GET_NEXT_ID) even for relocations
+ * behind a bpf_core_type_exists() test. `old_layout` is a constant at each call: the other
+ * layout's loads, and their relocations, are compiled out of each program. */
+static __always_inline __s64 rss_counter(struct mm_struct *mm, int member, bool old_layout) {
+  if (old_layout) {
     struct mm_struct___old *old = (void *)mm;
     return BPF_CORE_READ(old, rss_stat.count[member].counter);
   }
@@ -48,8 +53,7 @@ static __always_inline __u64 memcg_id_of(struct task_struct *task) {
   return task->cgroups->subsys[ss]->cgroup->kn->id;
 }
 
-SEC("iter/task")
-int dump_task_maps(struct bpf_iter__task *ctx) {
+static __always_inline int dump_one(struct bpf_iter__task *ctx, bool old_layout) {
   struct seq_file *seq = ctx->meta->seq;
   struct task_struct *task = ctx->task;
   if (!task)
@@ -70,10 +74,10 @@ int dump_task_maps(struct bpf_iter__task *ctx) {
   struct memdiag_task_maps rec = {};
   rec.tgid = task->tgid;
   rec.map_count = mm->map_count;
-  rec.rss_file_pages = rss_counter(mm, MEMDIAG_MM_FILEPAGES);
-  rec.rss_anon_pages = rss_counter(mm, MEMDIAG_MM_ANONPAGES);
-  rec.rss_shmem_pages = rss_counter(mm, MEMDIAG_MM_SHMEMPAGES);
-  rec.swap_entries = rss_counter(mm, MEMDIAG_MM_SWAPENTS);
+  rec.rss_file_pages = rss_counter(mm, MEMDIAG_MM_FILEPAGES, old_layout);
+  rec.rss_anon_pages = rss_counter(mm, MEMDIAG_MM_ANONPAGES, old_layout);
+  rec.rss_shmem_pages = rss_counter(mm, MEMDIAG_MM_SHMEMPAGES, old_layout);
+  rec.swap_entries = rss_counter(mm, MEMDIAG_MM_SWAPENTS, old_layout);
   rec.total_vm_pages = mm->total_vm;
   /* What the process was promised privately (issue 14): the fields VmData and VmStk show. */
   rec.data_vm_pages = mm->data_vm;
@@ -84,3 +88,11 @@ int dump_task_maps(struct bpf_iter__task *ctx) {
   bpf_seq_write(seq, &rec, sizeof(rec));
   return 0;
 }
+
+/* Kernels from 6.2 on: mm->rss_stat is an array of struct percpu_counter. */
+SEC("iter/task")
+int dump_task_maps(struct bpf_iter__task *ctx) { return dump_one(ctx, false); }
+
+/* Kernels before 6.2: atomic counters in struct mm_rss_stat. */
+SEC("iter/task")
+int dump_task_maps_atomic_rss(struct bpf_iter__task *ctx) { return dump_one(ctx, true); }

@@ -1,6 +1,7 @@
 #include "probes/bpf/task_maps_iterator.hpp"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,6 +72,19 @@ BpfHandoff load_task_maps_for_parent(const std::vector<std::string>& args) {
     out.error = with_details("opening the task_maps BPF object failed: " + std::string(std::strerror(errno)), log);
     return out;
   }
+  // One program per layout of the mm's RSS counters (task_maps.bpf.c says why): load only the
+  // one for this kernel, read from its BTF.
+  bool atomic_rss = false;
+  {
+    const std::string btf_file = btf_path.empty() ? std::string(kKernelBtf) : btf_path;
+    struct btf* kernel_btf = btf__parse(btf_file.c_str(), nullptr);
+    if (kernel_btf) {
+      atomic_rss = btf__find_by_name_kind(kernel_btf, "mm_rss_stat", BTF_KIND_STRUCT) >= 0;
+      btf__free(kernel_btf);
+    }
+  }
+  struct bpf_program* program = atomic_rss ? skel->progs.dump_task_maps_atomic_rss : skel->progs.dump_task_maps;
+  bpf_program__set_autoload(atomic_rss ? skel->progs.dump_task_maps : skel->progs.dump_task_maps_atomic_rss, false);
   if (int err = task_maps__load(skel); err != 0) {
     if (err == -EPERM || err == -EACCES) {
       out.error = "permission denied loading the task_maps BPF program (" + std::string(kPermissionHint) + ")";
@@ -84,7 +98,7 @@ BpfHandoff load_task_maps_for_parent(const std::vector<std::string>& args) {
     }
     return out;
   }
-  struct bpf_link* link = bpf_program__attach_iter(skel->progs.dump_task_maps, nullptr);
+  struct bpf_link* link = bpf_program__attach_iter(program, nullptr);
   if (!link) {
     const int err = errno;
     if (err == EPERM || err == EACCES) {

@@ -1,0 +1,54 @@
+// The daemon's footing on Linux, settled once at start, before any thread (capabilities are
+// per thread; threads inherit them when created): its memory locked resident, and only the
+// capabilities it uses itself.
+//
+// The daemon never loads eBPF programs itself: a child it executes (`memdiagd --bpf-loader`)
+// loads and attaches them and hands back descriptors, and from Linux 6.5 on reading a map or
+// running an iterator through a descriptor needs no capability. So the daemon's own sets keep
+// only CAP_SYS_PTRACE (other users' /proc/PID/maps, and seeing them under ProtectProc=ptraceable)
+// and CAP_IPC_LOCK when the memory lock rests on it; CAP_BPF, CAP_PERFMON and
+// CAP_DAC_READ_SEARCH (tracefs, for classic tracepoints) are kept only for the loader: in the
+// bounding set, which a child executed as root starts from, or, run as another user, in the
+// permitted, inheritable and ambient sets, which carry them across its exec. Before 6.5 the
+// daemon keeps CAP_BPF and CAP_PERFMON effective: reading its maps needs them.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "daemon/privileges/capabilities.hpp"
+#include "daemon/privileges/memory_lock.hpp"
+#include "exporters/prometheus/daemon_posture.hpp"
+#include "probes/core/snapshot.hpp"
+
+namespace memdiag::privileges {
+
+struct PrivilegeSettings {
+  bool lock_memory = true;
+  bool drop_capabilities = true;
+};
+
+// What the loader children need (kept in the bounding set, or carried to them as ambient).
+CapabilityMask loader_capabilities();
+// What the daemon itself uses: on kernels where BPF objects are usable without CAP_BPF, only
+// CAP_SYS_PTRACE (and CAP_IPC_LOCK when its memory lock needs it).
+CapabilityMask own_capabilities(bool keep_ipc_lock, bool bpf_needs_capability);
+
+// Whether a kernel of this release ("6.18.0-...") lets a process read and iterate BPF objects it
+// holds descriptors for without CAP_BPF (from 6.5, bpf() checks capabilities per command).
+bool kernel_allows_bpf_use_without_capability(std::string_view release);
+
+class LeastPrivilege {
+ public:
+  // Locks memory and narrows capabilities; call before any thread starts.
+  explicit LeastPrivilege(PrivilegeSettings settings);
+
+  // What the daemon now runs with (called after each sample, on the sampler's thread).
+  std::shared_ptr<const prom::DaemonPosture> posture() const;
+
+ private:
+  PrivilegeSettings settings_;
+  MemoryLock lock_;
+};
+
+}  // namespace memdiag::privileges
