@@ -52,9 +52,12 @@ LeastPrivilege::LeastPrivilege(PrivilegeSettings settings) : settings_(settings)
   utsname name{};
   const bool bpf_needs_capability = !(::uname(&name) == 0 && kernel_allows_bpf_use_without_capability(name.release));
   const CapabilityMask own = own_capabilities(lock_.needs_ipc_lock, bpf_needs_capability);
-  // As root, a child's capabilities come from the bounding set; as another user, only through
-  // the ambient set, which needs them permitted and inheritable here.
-  const CapabilityMask permitted = ::geteuid() == 0 ? own : own | loader_capabilities();
+  // The loader's capabilities stay permitted (and inheritable), not effective: a child the
+  // daemon executes gets them back from there. As root, exec gives a child the bounding set, but
+  // under no_new_privs (systemd's NoNewPrivileges=, which the unit sets) never more than the
+  // parent's permitted set; as another user, only the ambient set carries them, and that needs
+  // them permitted and inheritable.
+  const CapabilityMask permitted = own | loader_capabilities();
   const auto before = current_capabilities();
   auto after = narrow_capabilities(own, permitted, own | loader_capabilities());
   if (!after) {
@@ -62,9 +65,11 @@ LeastPrivilege::LeastPrivilege(PrivilegeSettings settings) : settings_(settings)
     return;
   }
   const CapabilityMask dropped = before ? before->effective & ~after->effective : 0;
-  spdlog::info("capabilities: holding {}{}; dropped {}", joined(capability_names(after->effective)),
+  spdlog::info("capabilities: holding {}{}; for its eBPF loader, permitted only: {}; dropped {}",
+               joined(capability_names(after->effective)),
                bpf_needs_capability ? " (this kernel needs CAP_BPF to read BPF maps)" : "",
-               joined(capability_names(dropped)));
+               joined(capability_names(after->permitted & ~after->effective)),
+               joined(capability_names(dropped & ~after->permitted)));
 }
 
 std::shared_ptr<const prom::DaemonPosture> LeastPrivilege::posture() const {

@@ -4,12 +4,13 @@
 //
 // The daemon never loads eBPF programs itself: a child it executes (`memdiagd --bpf-loader`)
 // loads and attaches them and hands back descriptors, and from Linux 6.5 on reading a map or
-// running an iterator through a descriptor needs no capability. So the daemon's own sets keep
-// only CAP_SYS_PTRACE (other users' /proc/PID/maps, and seeing them under ProtectProc=ptraceable)
-// and CAP_IPC_LOCK when the memory lock rests on it; CAP_BPF, CAP_PERFMON and
-// CAP_DAC_READ_SEARCH (tracefs, for classic tracepoints) are kept only for the loader: in the
-// bounding set, which a child executed as root starts from, or, run as another user, in the
-// permitted, inheritable and ambient sets, which carry them across its exec. Before 6.5 the
+// running an iterator through a descriptor needs no capability. So the daemon's effective set
+// keeps only CAP_SYS_PTRACE (other users' /proc/PID/maps, and seeing them under
+// ProtectProc=ptraceable) and CAP_IPC_LOCK when the memory lock rests on it. CAP_BPF, CAP_PERFMON
+// and CAP_DAC_READ_SEARCH (tracefs, for classic tracepoints) stay permitted and inheritable, not
+// effective, for the loader: exec hands them to a root child from there even under
+// no_new_privs (NoNewPrivileges=, where the bounding set alone would not), and to a child of
+// another user through the ambient set. Everything else goes from every set. Before 6.5 the
 // daemon keeps CAP_BPF and CAP_PERFMON effective: reading its maps needs them.
 #pragma once
 

@@ -1,5 +1,6 @@
 #include "exporters/prometheus/cgroup_metrics.hpp"
 
+#include "exporters/prometheus/cgroup_detail.hpp"
 #include "exporters/prometheus/cgroup_labels.hpp"
 
 #include <array>
@@ -140,10 +141,15 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
                if (!c.notifications) return std::nullopt;
                return static_cast<double>(c.notifications->oom);
              });
+  // The detail (memory.stat keys, PSI averages) only for the cgroups that matter now.
+  const auto detailed = detailed_cgroups(section, derived);
   sink.family("memdiag_cgroup_memory_stat_bytes",
-              "memory.stat sizes (anon, file, kernel, shmem, ...; v1 total_* mapped to the v2 names).",
+              "memory.stat sizes (anon, file, kernel, shmem, ...; v1 total_* mapped to the v2 names), for the "
+              "cgroups that matter now (the 10 most important, those stalling, named in a stalling scope or within "
+              "10 % of their limit).",
               MetricType::Gauge);
   for (const auto& c : section.cgroups) {
+    if (!detailed.contains(c.path)) continue;
     CgroupLabels labels(c);
     for (const auto& s : c.stat) {
       if (!s.counter) labels.emit(sink, {{"key", s.key}}, static_cast<double>(s.value));
@@ -151,9 +157,10 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
   }
   sink.family("memdiag_cgroup_memory_stat_events_total",
               "memory.stat event counters (workingset_refault_*, workingset_activate_*, pgscan*, pgsteal*, "
-              "pgmajfault, ...).",
+              "pgmajfault, ...), for the cgroups that matter now (as memdiag_cgroup_memory_stat_bytes).",
               MetricType::Counter);
   for (const auto& c : section.cgroups) {
+    if (!detailed.contains(c.path)) continue;
     CgroupLabels labels(c);
     for (const auto& s : c.stat) {
       if (s.counter) labels.emit(sink, {{"key", s.key}}, static_cast<double>(s.value));
@@ -171,9 +178,12 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
       labels.emit(sink, {{"kind", "full"}}, static_cast<double>(c.pressure->full->total_us) / 1e6);
     }
   }
-  sink.family("memdiag_cgroup_pressure_ratio", "Cgroup memory PSI averages as ratios.", MetricType::Gauge);
+  sink.family("memdiag_cgroup_pressure_ratio",
+              "Cgroup memory PSI averages as ratios, for the cgroups that matter now (as "
+              "memdiag_cgroup_memory_stat_bytes; every exported cgroup has memdiag_cgroup_pressure_stall_seconds_total).",
+              MetricType::Gauge);
   for (const auto& c : section.cgroups) {
-    if (!c.pressure) continue;
+    if (!c.pressure || !detailed.contains(c.path)) continue;
     CgroupLabels labels(c);
     auto emit = [&](std::string_view kind, const PsiLine& line) {
       labels.emit(sink, {{"kind", kind}, {"window", "10s"}}, line.avg10);

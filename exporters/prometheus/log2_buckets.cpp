@@ -38,3 +38,30 @@ HistogramView log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cum
 }
 
 }  // namespace memdiag::prom
+
+namespace memdiag::prom {
+namespace {
+
+// Indices into the full buckets: 2^16, 2^20, 2^24, 2^28 and 2^32 ns.
+constexpr std::array<std::size_t, kCoarseLog2Buckets> kCoarseOf = {3, 5, 7, 9, 11};
+
+const std::array<double, kCoarseLog2Buckets>& coarse_bounds() {
+  static const std::array<double, kCoarseLog2Buckets> b = [] {
+    std::array<double, kCoarseLog2Buckets> out{};
+    for (std::size_t i = 0; i < kCoarseLog2Buckets; ++i) out[i] = log2_bucket_bound_seconds(kCoarseOf[i]);
+    return out;
+  }();
+  return b;
+}
+
+}  // namespace
+
+HistogramView coarse_log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cumulative) {
+  const HistogramView full = log2_histogram_view(d, cumulative);
+  // In place: coarse bucket i takes full bucket kCoarseOf[i] >= i, so nothing is read after it
+  // was overwritten.
+  for (std::size_t i = 0; i < kCoarseLog2Buckets; ++i) cumulative[i] = cumulative[kCoarseOf[i]];
+  return HistogramView{coarse_bounds().data(), cumulative.data(), kCoarseLog2Buckets, full.count, full.sum};
+}
+
+}  // namespace memdiag::prom

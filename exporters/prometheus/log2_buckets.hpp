@@ -20,4 +20,11 @@ double log2_bucket_bound_seconds(std::size_t bucket);
 // The histogram sample of `d`; `cumulative` is scratch space the view points into.
 HistogramView log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cumulative);
 
+// The same with every other bucket: `le` at ~65 us, ~1 ms, ~17 ms, ~270 ms and ~4.3 s, plus +Inf
+// (8 series, quantiles within a factor of 4). For histograms exported per cgroup, where the
+// question is whether a cgroup waits microseconds, milliseconds or seconds, not the exact tail:
+// the node's histograms keep every bucket.
+inline constexpr std::size_t kCoarseLog2Buckets = 5;
+HistogramView coarse_log2_histogram_view(const Log2Distribution& d, Log2Cumulative& cumulative);
+
 }  // namespace memdiag::prom

@@ -23,11 +23,12 @@ void render_reclaim_stall(const ReclaimStallSection& section, MetricSink& sink) 
   }
   sink.family("memdiag_reclaim_stall_seconds",
               "Time tasks of a memory cgroup waited in one reclaim, compaction or throttling episode, by kind, for the "
-              "most stalled cgroups (sources.reclaim_stall.max_cgroups).",
+              "most stalled cgroups (sources.reclaim_stall.max_cgroups); coarse buckets (~65us, ~1ms, ~17ms, ~270ms, "
+              "~4.3s), memdiag_reclaim_stall_node_seconds has them all.",
               MetricType::Histogram);
   for (const auto& c : section.cgroups) {
     const LabelView labels[] = {{"kind", to_string(c.kind)}, {"cgroup", c.cgroup}};
-    sink.histogram(labels, 2, log2_histogram_view(c.stall, cumulative));
+    sink.histogram(labels, 2, coarse_log2_histogram_view(c.stall, cumulative));
   }
   sink.family("memdiag_oom_victims_total", "Tasks the OOM killer chose, by the memory cgroup they were in (eBPF).",
               MetricType::Counter);

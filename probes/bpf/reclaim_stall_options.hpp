@@ -17,7 +17,7 @@ struct ReclaimStallOptions {
   // How long a removed cgroup's stall histograms stay exported before they are folded into
   // the node totals.
   std::chrono::milliseconds retain_removed{300000};
-  std::size_t max_cgroups = 500;
+  std::size_t max_cgroups = 50;
   // Not a config key: tests make these kinds look missing from the kernel
   // (ProbeOptions::unavailable_for_test).
   std::vector<StallKind> unavailable_for_test;

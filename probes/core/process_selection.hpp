@@ -21,7 +21,7 @@ struct ProcessSelectionOptions {
   std::size_t max_above_threshold = 100;   // highest ratios first
   // Cgroup sums kept: taken in turn from the top by resident memory and the top by unbacked
   // promise, so neither kind of large cgroup is dropped for small ones of the other.
-  std::size_t max_cgroups = 500;
+  std::size_t max_cgroups = 50;
   int self_pid = 0;                        // always selected; 0 = none
 };
 

@@ -430,6 +430,7 @@ def expected_cgroup_v2(tree, max_depth):
     mem_total = expected_meminfo(os.path.join(tree, "proc"))[key("memdiag_meminfo_mem_total_bytes")]
     out, malformed, discovered = {}, 0, 0
     leaf_limits, leaves = 0, {"true": 0, "false": 0}
+    ranked = []
     for directory, subdirs, files in sorted(os.walk(root)):
         rel = "/" + os.path.relpath(directory, root) if directory != root else "/"
         if rel != "/" and rel.count("/") > max_depth:
@@ -437,11 +438,20 @@ def expected_cgroup_v2(tree, max_depth):
             continue
         discovered += 1
         samples, limit, bad = _cgroup_samples(directory, rel, files)
+        ranked.append((_importance(samples, rel), rel))
         out.update(samples)
         malformed += bad
         if rel != "/" and not subdirs:
             leaves["true" if limit is not None else "false"] += 1
             leaf_limits += limit or 0
+    # README "Series per node": memory.stat keys and PSI averages only for the cgroups that
+    # matter now: the 10 most important (memory PSI some avg10, then fill, then usage, then path)
+    # and any within 10 % of its limit (none stalls or has a role in a first sample).
+    ranked.sort()
+    detailed = {rel for _, rel in ranked[:10]}
+    detailed |= {rel for (_, negative_fill, _, _), rel in ranked if -negative_fill >= 0.9}
+    for k in [k for k in out if k[0] in _DETAIL and dict(k[1])["cgroup"] not in detailed]:
+        del out[k]
     out[key("memdiag_cgroups_discovered", mode="v2")] = discovered
     out[key("memdiag_cgroup_malformed_files")] = malformed
     out[key("memdiag_cgroup_leaf_limits_sum_bytes")] = leaf_limits
@@ -449,6 +459,21 @@ def expected_cgroup_v2(tree, max_depth):
         out[key("memdiag_cgroup_leaves", limited=limited)] = n
     out[key("memdiag_cgroup_limit_overcommit_ratio")] = leaf_limits / mem_total
     return out
+
+
+_DETAIL = ("memdiag_cgroup_memory_stat_bytes", "memdiag_cgroup_memory_stat_events_total", "memdiag_cgroup_pressure_ratio")
+
+
+def _importance(samples, path):
+    """A sort key putting the daemon's most important cgroups first: highest memory PSI some
+    avg10, then fullest (usage over the hard limit), then largest, then by path."""
+    def value(family, **extra):
+        return samples.get(key(family, cgroup=path, **{**kubernetes_identity(path), **extra}), 0)
+    psi = value("memdiag_cgroup_pressure_ratio", kind="some", window="10s")
+    usage = value("memdiag_cgroup_memory_usage_bytes")
+    limit = value("memdiag_cgroup_memory_limit_bytes")
+    fill = usage / limit if limit else 0
+    return (-psi, -fill, -usage, path)
 
 
 def _cgroup_samples(directory, path, files):

@@ -9,8 +9,10 @@ each directive is held against what the daemon does, seen from outside:
   unit's filter lets through (its groups expanded by systemd-analyze itself), every socket is
   of a family it allows, every file opened for writing is under a path it leaves writable, and
   no mapping is ever writable and executable at once;
-- CapabilityBoundingSet: the daemon started with exactly the unit's bounding set has every source
-  up, and holds, in every thread, only what it says it holds (memdiag_daemon_capability);
+- CapabilityBoundingSet, NoNewPrivileges: the daemon started with exactly the unit's bounding set
+  and no_new_privs has every source up (its eBPF loaders, executed children, get their
+  capabilities from its permitted set), and holds effective, in every thread, only what it says
+  it holds (memdiag_daemon_capability);
 - as a dedicated user (nobody) with the loader's capabilities as ambient ones, it runs, says it
   is not root and not locked, and keeps the sources up (README "Hardening" lists what degrades).
 """
@@ -207,9 +209,11 @@ class Sandbox(unittest.TestCase):
     def test_the_units_capabilities_are_enough_and_the_daemon_keeps_fewer(self):
         # LimitMEMLOCK=infinity cannot be had here (the memlock hard limit cannot be raised in this
         # container): CAP_IPC_LOCK stands in for it, and the daemon says it keeps it for the lock.
+        # NoNewPrivileges=true as the unit has it: a child the daemon executes (its eBPF loader)
+        # gets no capability its parent does not still hold.
         bounding = self.unit_bounding_set() + ["ipc_lock"]
         wrapper = capability_wrapper(self.tmp, "memdiagd-unit-caps",
-                                     ["--bounding-set=-all," + ",".join("+" + c for c in bounding)])
+                                     ["--no-new-privs", "--bounding-set=-all," + ",".join("+" + c for c in bounding)])
         with start_as(wrapper, "--config", CONFIG) as d:
             d.wait_ready(timeout=30)
             samples = wait_for_samples(d, count=5)
@@ -252,7 +256,8 @@ class Sandbox(unittest.TestCase):
         with open(CONFIG) as f, open(config, "w") as out:
             out.write(f.read() + "\ndaemon: {drop_capabilities: false}\n")
         wrapper = capability_wrapper(self.tmp, "memdiagd-unit-caps",
-                                     ["--bounding-set=-all," + ",".join("+" + c for c in self.unit_bounding_set())])
+                                     ["--no-new-privs",
+                                      "--bounding-set=-all," + ",".join("+" + c for c in self.unit_bounding_set())])
         with start_as(wrapper, "--config", config) as d:
             d.wait_ready(timeout=30)
             samples = wait_for_samples(d, count=2)

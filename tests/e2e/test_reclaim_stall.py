@@ -207,7 +207,7 @@ class ReclaimStall(unittest.TestCase):
             count, total, buckets = histogram(after, "memcg", path)
             self.assertGreater(count, 0)
             self.assertGreater(total, 0)
-            self.assertEqual(len(buckets), 14)
+            self.assertEqual(len(buckets), 6)  # per cgroup: coarse buckets (the node histogram has 14)
             self.assertEqual(buckets[-1], (math.inf, count))
             values = [v for _, v in buckets]
             self.assertEqual(values, sorted(values), "buckets are not cumulative: %s" % buckets)

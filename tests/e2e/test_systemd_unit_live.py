@@ -11,15 +11,17 @@ forbids bpf() loses reclaim_stall (the filter is really applied). Reasons come f
 
 How the namespace is made (this machine and CI have no systemd as PID 1, cgroups v1 with the
 cgroup2 "unified" mount, no systemd-nspawn): `unshare --pid --fork --mount --mount-proc`; a tmpfs
-on /run, /tmp and /var/tmp (PrivateTmp's directories go with it); the test's unit directory
-bind-mounted over /etc/systemd/system and one with stub sysinit/basic/shutdown targets and a
-minimal journald socket and service over /usr/lib/systemd/system (the service's default
+on /run, /tmp and /var/tmp (PrivateTmp's directories go with it); a read-only tmpfs on
+/sys/fs/cgroup holding the host's cgroup mounts (NAMESPACE_SETUP says why); the test's unit
+directory bind-mounted over /etc/systemd/system and one with stub sysinit/basic/shutdown targets
+and a minimal journald socket and service over /usr/lib/systemd/system (the service's default
 dependencies resolve, none of the host's units exist); the generator directories emptied;
-journald volatile, in the namespace's /run; a file over /dev/kmsg (systemd's log before journald
+journald volatile, in the namespace's /run; a file over /dev/kmsg (systemd's log until journald
 is up); the first process placed in cgroups of its own (name=systemd, unified, memory), which
 systemd takes as its root. systemctl and journalctl run in the namespace through nsenter. The
 mounts and processes go with the namespace, the cgroups are removed after it, and
-tearDownModule fails if anything is left.
+tearDownModule fails if anything is left. Left on the host while it runs: those cgroups, and
+systemd's no-op writes (fs.file-max to the value it has, the loopback device up).
 
 What the namespace changes: the daemon sees the namespace's processes only (the processes
 source scans systemd, journald, itself and its canary), and systemd cannot raise a hard rlimit
@@ -41,7 +43,8 @@ from harness import (FIXTURES, MEMDIAGD, REPO, die_with_parent, free_port, http_
 
 UNIT = os.path.join(REPO, "deploy", "systemd", "memdiagd.service")
 EXAMPLE_CONFIG = os.path.join(REPO, "deploy", "memdiagd.yaml")
-SHIPPED_EXEC_START = "ExecStart=/usr/local/bin/memdiagd --config /etc/memdiag/memdiagd.yaml"
+# The unit's ExecStart: the installed daemon and config, replaced by the built ones.
+SHIPPED_EXEC_START = re.compile(r"^ExecStart=/\S*/memdiagd --config /\S+$", re.M)
 SYSTEMD = "/lib/systemd/systemd"
 JOURNALD = "/lib/systemd/systemd-journald"
 CGROUPFS = "/sys/fs/cgroup"
@@ -82,6 +85,7 @@ After=systemd-journald.socket
 [Service]
 Type=notify
 Sockets=systemd-journald.socket
+FileDescriptorStoreMax=4224
 ExecStart=%s
 StandardOutput=null
 """ % JOURNALD
@@ -94,15 +98,31 @@ ForwardToKMsg=no
 ForwardToConsole=no
 ForwardToWall=no
 RateLimitBurst=0
+RuntimeMaxUse=64M
 """
 
 # Runs in the namespace's first process, then becomes systemd. $1 the test's directory, $2 1 to
-# cover /lib/systemd/system too (a /lib that is not /usr/lib), then the directories to empty.
+# cover /lib/systemd/system too (a /lib that is not /usr/lib), $3 the cgroup mounts under
+# /sys/fs/cgroup, then the directories to empty.
+# /sys/fs/cgroup is a tmpfs of the namespace's own holding the host's cgroup mounts: systemd
+# remounts it read-only (which, on the host's tmpfs, would make the host's read-only too: a
+# remount changes the file system, not one mount of it) and would make directories and symlinks
+# in it and mount the v1 controllers the host has not (kernel-wide hierarchies): read-only from
+# the start, it can do none of that.
 NAMESPACE_SETUP = r"""
 set -e
-W=$1; shift
-LIB_TOO=$1; shift
-mount -t tmpfs -o mode=0755,size=64m memdiag-e2e /run
+W=$1; LIB_TOO=$2; CGROUPS=$3; shift 3
+mount -t tmpfs -o mode=0755,size=256m memdiag-e2e /run
+mkdir /run/memdiag-e2e-host-cgroup
+mount --rbind /sys/fs/cgroup /run/memdiag-e2e-host-cgroup
+mount -t tmpfs -o mode=0755,size=1m memdiag-e2e /sys/fs/cgroup
+for c in $CGROUPS; do
+    mkdir "/sys/fs/cgroup/$c"
+    mount --bind "/run/memdiag-e2e-host-cgroup/$c" "/sys/fs/cgroup/$c"
+done
+mount -o remount,ro,mode=0755,size=1m memdiag-e2e /sys/fs/cgroup
+umount -l /run/memdiag-e2e-host-cgroup
+rmdir /run/memdiag-e2e-host-cgroup
 mkdir -p %(share)s /run/systemd/journald.conf.d
 mount --bind "$W/share" %(share)s
 cp "$W/journald.conf" /run/systemd/journald.conf.d/zz-memdiag-e2e.conf
@@ -265,19 +285,12 @@ def what_blocks():
     return ""
 
 
-def journal_line(entry):
-    message = entry.get("MESSAGE", "")
-    if isinstance(message, list):  # not UTF-8: journalctl gives the bytes
-        message = bytes(message).decode(errors="replace")
-    return "%s[%s]: %s" % (entry.get("SYSLOG_IDENTIFIER", entry.get("_COMM", "?")), entry.get("_PID", "?"), message)
-
-
 class NamespacedSystemd:
     """systemd as PID 1 of a new PID + mount namespace, managing the test's units only."""
 
     def __init__(self):
         self.name = CGROUP_PREFIX + str(os.getpid())
-        self.work = tempfile.mkdtemp(prefix="memdiag-systemd-")
+        self.work = tempfile.mkdtemp(prefix="%s%d-" % (CGROUP_PREFIX, os.getpid()))
         os.chmod(self.work, 0o755)
         self.share = os.path.join(self.work, "share")  # SHARE in the namespace
         self.units = os.path.join(self.work, "units")
@@ -314,7 +327,8 @@ class NamespacedSystemd:
             path = os.path.join(hierarchy, self.name)
             os.mkdir(path)
             self.cgroups.append(path)
-        empty = [d for d in OTHER_UNIT_DIRS + GENERATOR_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+        empty = sorted({os.path.realpath(d) for d in OTHER_UNIT_DIRS + GENERATOR_DIRS if os.path.isdir(d)})
+        mounted = " ".join(sorted(os.path.relpath(m, CGROUPFS) for m in cgroups))
         lib_too = os.path.realpath("/lib/systemd/system") != os.path.realpath("/usr/lib/systemd/system")
 
         def enter_cgroups():
@@ -325,7 +339,7 @@ class NamespacedSystemd:
         self.proc_output = open(os.path.join(self.work, "unshare.log"), "w")
         self.proc = subprocess.Popen(
             ["unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--mount", "--mount-proc", "--propagation",
-             "private", "sh", "-c", NAMESPACE_SETUP, "sh", self.work, "1" if lib_too else "0", *empty],
+             "private", "sh", "-c", NAMESPACE_SETUP, "sh", self.work, "1" if lib_too else "0", mounted, *empty],
             stdin=subprocess.DEVNULL, stdout=self.proc_output, stderr=subprocess.STDOUT, preexec_fn=enter_cgroups)
 
         def systemd_pid():
@@ -389,7 +403,13 @@ class NamespacedSystemd:
         return problems
 
     def remove_stale_cgroups(self):
-        """Cgroups of an earlier run of this test whose process is gone (it was killed)."""
+        """Cgroups and directories of an earlier run of this test whose process is gone (it was
+        killed: its namespace went with it)."""
+        tmp = tempfile.gettempdir()
+        for name in os.listdir(tmp):
+            m = re.fullmatch(re.escape(CGROUP_PREFIX) + r"(\d+)-\w+", name)
+            if m and not os.path.exists("/proc/" + m.group(1)):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
         for hierarchy in os.listdir(CGROUPFS):
             base = os.path.join(CGROUPFS, hierarchy)
             try:
@@ -451,9 +471,10 @@ class NamespacedSystemd:
         """The shipped unit, read now, with the built daemon, the example config and the test's
         port, and no drop-in; its text."""
         text = read(UNIT)
-        if SHIPPED_EXEC_START not in text:
-            raise AssertionError("the unit's ExecStart is not %r any more: update this test" % SHIPPED_EXEC_START)
-        text = text.replace(SHIPPED_EXEC_START, "ExecStart=" + self.exec_start())
+        text, found = SHIPPED_EXEC_START.subn(lambda _: "ExecStart=" + self.exec_start(), text)
+        if found != 1:
+            raise AssertionError("%d lines of the unit match %r: update this test"
+                                 % (found, SHIPPED_EXEC_START.pattern))
         write(os.path.join(self.units, SERVICE), text)
         dropins = os.path.join(self.units, SERVICE + ".d")
         shutil.rmtree(dropins, ignore_errors=True)
@@ -524,24 +545,22 @@ class LiveUnit(unittest.TestCase):
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def unit_journal(self):
-        """This test's entries about the unit: systemd's (UNIT=) and the daemon's own."""
-        return self.sd.journal(self.since, "--unit=" + SERVICE)
-
     def daemon_log(self):
-        """What the daemon (and its children) wrote to stderr since the test began."""
-        return "\n".join(e.get("MESSAGE", "") for e in self.unit_journal() if e.get("_PID") != "1"
-                         and isinstance(e.get("MESSAGE"), str))
+        """What the daemon (and its canary) wrote to stderr since the test began. Picked by its
+        identifier, not by unit: systemd 252's child may connect its output to journald before it
+        is in the unit's cgroup, and journald then files the stream under init.scope."""
+        entries = self.sd.journal(self.since, "_TRANSPORT=stdout", "SYSLOG_IDENTIFIER=" + os.path.basename(MEMDIAGD))
+        return "\n".join(e["MESSAGE"] for e in entries if isinstance(e.get("MESSAGE"), str))
 
     def systemd_log(self):
         """systemd's messages about the unit since the test began ("memdiagd.service: ...")."""
-        return "\n".join(e["MESSAGE"] for e in self.unit_journal() if e.get("_PID") == "1"
-                         and isinstance(e.get("MESSAGE"), str))
+        entries = self.sd.journal(self.since, "_PID=1", "UNIT=" + SERVICE)
+        return "\n".join(e["MESSAGE"] for e in entries if isinstance(e.get("MESSAGE"), str))
 
     def logs(self):
-        """The journal about the unit since the test began, for failure messages."""
-        lines = [journal_line(e) for e in self.unit_journal()]
-        return "\n--- journal about %s since the test began:\n%s" % (SERVICE, "\n".join(lines)[-10000:])
+        """For failure messages: systemd's and the daemon's log since the test began."""
+        return "\n--- systemd about %s:\n%s\n--- memdiagd:\n%s" % (SERVICE, self.systemd_log()[-8000:],
+                                                                   self.daemon_log()[-4000:])
 
     def samples(self):
         status, body = http_get(self.sd.port, "/metrics")
@@ -584,12 +603,13 @@ class LiveUnit(unittest.TestCase):
 
         # The status line is the daemon's STATUS=, every source is up under the sandbox.
         down = sorted(s for s, v in up.items() if v != 1)
-        reasons = [line for line in self.daemon_log().splitlines() if " source " in line]
-        self.assertEqual(down, [], "sources down under the hardened unit: %s\n%s" % (down, "\n".join(reasons)))
+        daemon_log = self.daemon_log()
+        self.assertEqual(down, [], "sources down under the hardened unit: %s; the daemon's log:\n%s"
+                         % (down, daemon_log))
         self.assertRegex(state["StatusText"], r"^stall (none|low|medium|high|critical)\b.*; %d/%d sources up$"
                          % (len(up), len(up)))
         # ... none of them degraded: processes by the eBPF task iterator, not /proc.
-        self.assertEqual(samples.get(("memdiag_process_scan_info", '{mode="bpf_iter"}')), 1, "\n".join(reasons))
+        self.assertEqual(samples.get(("memdiag_process_scan_info", '{mode="bpf_iter"}')), 1, daemon_log)
 
         # The sandbox is the unit's: no new privileges, a seccomp filter, exactly the bounding
         # set it names, / read-only, the v1 memory hierarchy writable, /proc with hidepid.
@@ -671,9 +691,10 @@ class LiveUnit(unittest.TestCase):
 
         def restarted():
             s = self.sd.show("MainPID", "ActiveState", "SubState", "NRestarts")
-            return s if s["NRestarts"] == "1" and s["ActiveState"] == "active" and s["MainPID"] != state["MainPID"] \
-                else None
-        # 3 s watchdog, RestartSec=5s, then READY=1 again.
+            again = int(s["NRestarts"]) >= 1 and s["ActiveState"] == "active" and s["MainPID"] != state["MainPID"]
+            return s if again else None
+        # 3 s watchdog, RestartSec=5s, then READY=1 again (a second restart if the first found the
+        # binary being rebuilt: status 203/EXEC).
         new = wait_until(restarted, 40, lambda: "a restart by the watchdog: " + self.logs())
         log = self.systemd_log()
         for line in ("%s: Watchdog timeout (limit 3s)!" % SERVICE,

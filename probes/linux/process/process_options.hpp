@@ -16,7 +16,7 @@ struct ProcessOptions {
   std::size_t top_processes = 10;
   double map_areas_threshold = 0.8;
   std::size_t max_above_threshold = 100;
-  std::size_t max_cgroups = 500;  // per-cgroup sums
+  std::size_t max_cgroups = 50;  // per-cgroup sums (the series budget, README "Series per node")
   bool operator==(const ProcessOptions&) const = default;
 };
 

@@ -264,10 +264,14 @@ TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
   const std::string c = R"(cgroup="/job \"a\"")";
   EXPECT_EQ(value("memdiag_reclaim_stall_seconds_count{kind=\"memcg\"," + c + "}"), 9);
   EXPECT_DOUBLE_EQ(value("memdiag_reclaim_stall_seconds_sum{kind=\"memcg\"," + c + "}"), 0.0015);
-  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"1.024e-06\"}"), 2);
-  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"0.000262144\"}"), 7);
+  // Per cgroup, the coarse buckets (~65 us, ~1 ms, ~17 ms, ~268 ms, ~4.3 s).
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"6.5536e-05\"}"), 2);
   EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"0.001048576\"}"), 8);
-  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"17.179869184\"}"), 8);
+  EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"4.294967296\"}"), 8);
+  // The node's keep every bucket.
+  EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_bucket{kind=\"memcg\",le=\"1.024e-06\"}"), 2);
+  EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_bucket{kind=\"memcg\",le=\"0.000262144\"}"), 7);
+  EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_bucket{kind=\"memcg\",le=\"17.179869184\"}"), 8);
   EXPECT_EQ(value("memdiag_reclaim_stall_seconds_bucket{kind=\"memcg\"," + c + ",le=\"+Inf\"}"), 9);
   EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_count{kind=\"memcg\"}"), 9);
   EXPECT_EQ(value("memdiag_reclaim_stall_node_seconds_count{kind=\"direct\"}"), 0);
@@ -277,12 +281,14 @@ TEST(ReclaimStallExport, CumulativeBucketsEndingAtTheCount) {
   EXPECT_EQ(value("memdiag_reclaim_stall_kind_attached{kind=\"memcg\",mode=\"tp_btf\"}"), 1);
   EXPECT_EQ(value("memdiag_reclaim_stall_kind_attached{kind=\"throttled\",mode=\"none\"}"), 0);
   EXPECT_EQ(value("memdiag_oom_victims_attached{mode=\"tp_btf\"}"), 1);
-  // 14 buckets per series: 13 bounds from ~1 us to ~17 s, then +Inf.
-  std::size_t buckets = 0;
-  for (std::size_t at = 0; (at = text.find("memdiag_reclaim_stall_seconds_bucket{", at)) != std::string::npos; ++at) {
-    ++buckets;
-  }
-  EXPECT_EQ(buckets, 14u);
+  // 6 buckets per cgroup series (5 bounds, then +Inf); 14 per node series (13 from ~1 us to ~17 s).
+  const auto count_of = [&text](const std::string& prefix) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(prefix, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  EXPECT_EQ(count_of("memdiag_reclaim_stall_seconds_bucket{"), 6u);
+  EXPECT_EQ(count_of("memdiag_reclaim_stall_node_seconds_bucket{kind=\"memcg\""), 14u);
 }
 
 TEST(ReclaimStallExport, FastTextEqualsPrometheusCppSerializer) {
