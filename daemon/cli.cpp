@@ -5,8 +5,8 @@
 namespace memdiag {
 
 std::string usage_text() {
-  return "usage: memdiagd [--config FILE] [--web.listen-address HOST:PORT] [--path.procfs DIR]\n"
-         "                [--path.sysfs DIR] [--log.level LEVEL] [--log.file FILE]\n"
+  return "usage: memdiagd [--config FILE] [--web.listen-address HOST:PORT] [--web.config.file FILE]\n"
+         "                [--path.procfs DIR] [--path.sysfs DIR] [--log.level LEVEL] [--log.file FILE]\n"
          "       memdiagd.exe [--console] [options as above] (Windows: a service unless --console)\n"
          "       memdiagd --check-config --config FILE\n"
          "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
@@ -16,13 +16,16 @@ std::string usage_text() {
          "\n"
          "  --config FILE                 YAML config (see deploy/memdiagd.yaml); defaults if absent\n"
          "  --web.listen-address H:P      where /metrics and /healthz are served (default 0.0.0.0:9842)\n"
+         "  --web.config.file FILE        TLS, basic auth and headers (the Prometheus exporter-toolkit's\n"
+         "                                web config format); re-read when it changes\n"
          "  --path.procfs DIR             procfs root (default /proc)\n"
          "  --path.sysfs DIR              sysfs root (default /sys)\n"
          "  --log.level LEVEL             trace|debug|info|warn|error|critical|off\n"
          "  --log.file FILE               also log to FILE (appended; the Windows service's default:\n"
          "                                %ProgramData%\\memdiag\\memdiagd.log)\n"
          "  --console                     Windows: run in the foreground (Ctrl+C stops), not as a service\n"
-         "  --check-config                validate the config and exit: 0 valid, 2 invalid\n"
+         "  --check-config                validate the config (and the web config it names) and exit: 0\n"
+         "                                valid, 2 invalid\n"
          "  --once                        sample once, print the Prometheus exposition, exit\n";
 }
 
@@ -34,6 +37,7 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
   };
   static const ValueFlag kValueFlags[] = {
       {"--config", &CliOptions::config_path},        {"--web.listen-address", &CliOptions::listen_address},
+      {"--web.config.file", &CliOptions::web_config_file},
       {"--path.procfs", &CliOptions::procfs},        {"--path.sysfs", &CliOptions::sysfs},
       {"--log.level", &CliOptions::log_level},      {"--log.file", &CliOptions::log_file},
   };
@@ -74,7 +78,9 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
       return make_error(message);
     }
   }
-  if (options.check_config && !options.config_path) return make_error("--check-config needs --config FILE");
+  if (options.check_config && !options.config_path && !options.web_config_file) {
+    return make_error("--check-config needs --config FILE (or --web.config.file FILE)");
+  }
   return options;
 }
 
@@ -84,6 +90,7 @@ ConfigResult apply_cli_overrides(Config config, const CliOptions& options) {
     if (auto st = check_listen_address(*options.listen_address); !st) return refuse("--web.listen-address", st.error());
     config.listen_address = *options.listen_address;
   }
+  if (options.web_config_file) config.web_config_file = *options.web_config_file;  // loaded and checked apart
   if (options.procfs) {
     if (auto st = check_directory_path(*options.procfs); !st) return refuse("--path.procfs", st.error());
     config.paths.procfs = *options.procfs;

@@ -13,6 +13,7 @@ namespace memdiag {
 struct CliOptions {
   std::optional<std::string> config_path;
   std::optional<std::string> listen_address;
+  std::optional<std::string> web_config_file;  // --web.config.file (empty: none, over the config's)
   std::optional<std::string> procfs;
   std::optional<std::string> sysfs;
   std::optional<std::string> log_level;

@@ -25,6 +25,10 @@ struct SourceConfig {
 
 struct Config {
   std::string listen_address = kDefaultListenAddress;
+  // The exporter-toolkit web config (TLS, basic auth, response headers: web_config.hpp); empty:
+  // none, plain HTTP for anyone (the default). Relative to the config file's directory when
+  // given there, to the working directory when given as --web.config.file.
+  std::string web_config_file;
   KernelPaths paths;
   std::chrono::milliseconds interval{1000};
   std::size_t ring = 300;

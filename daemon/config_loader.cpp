@@ -126,10 +126,24 @@ class Loader {
 
   void load_web(const YAML::Node& node, Config& config) const {
     expect_map(node, "web");
-    for_each_key(node, "web", {"listen_address"}, [&](const std::string&, const YAML::Node& value) {
+    for_each_key(node, "web", {"listen_address", "config_file"}, [&](const std::string& key, const YAML::Node& value) {
+      if (key == "config_file") {
+        // Checked with the rest of the config by whoever loads it (load_web_security), so
+        // that its own errors name its own file and line.
+        config.web_config_file = relative_to_this_file(scalar(value, "web.config_file"));
+        return;
+      }
       config.listen_address = scalar(value, "web.listen_address");
       check(check_listen_address(config.listen_address), value, "web.listen_address");
     });
+  }
+
+  // A path written in this file, relative to its directory (the web config's own paths are
+  // relative to it in turn, as the exporter-toolkit has it).
+  std::string relative_to_this_file(const std::string& path) const {
+    if (path.empty() || path.front() == '/' || file_.empty()) return path;
+    const std::size_t slash = file_.rfind('/');
+    return slash == std::string::npos ? path : file_.substr(0, slash + 1) + path;
   }
 
   void load_paths(const YAML::Node& node, Config& config) const {

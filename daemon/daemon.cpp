@@ -10,6 +10,7 @@
 #include "daemon/http_server.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
+#include "daemon/web_config_watcher.hpp"
 #include "exporters/prometheus/snapshot_collector.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "exporters/report/history_json.hpp"
@@ -33,19 +34,20 @@ std::string_view port_of(const std::string& address) {
 // new address cannot be bound). A different port is bound before the old one is released; the
 // same port on another host must be released first, and is taken back if the new bind fails.
 std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, const std::string& next_address,
-                                          const HttpServer::Handlers& handlers, const std::string& why) {
+                                          const HttpServer::Handlers& handlers,
+                                          const std::shared_ptr<WebConfigWatcher>& web, const std::string& why) {
   const std::string old_address = current->listen_address();
   if (normalized_address(next_address) == normalized_address(old_address)) return current;
   const bool same_port = port_of(next_address) == port_of(old_address);
   if (same_port) current.reset();
-  auto moved = HttpServer::start(next_address, handlers);
+  auto moved = HttpServer::start(next_address, handlers, web);
   if (moved) {
     spdlog::info("now serving on http://{}/metrics", next_address);
     return std::move(moved).value();
   }
   spdlog::error("{}: keeping {}: {}", why, old_address, moved.error().message);
   if (!same_port) return current;
-  auto back = HttpServer::start(old_address, handlers);
+  auto back = HttpServer::start(old_address, handlers, web);
   if (back) return std::move(back).value();
   spdlog::critical("cannot listen on {} again either: {}; serving nothing until the next reload", old_address,
                    back.error().message);
@@ -126,7 +128,26 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
                                      [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); },
                                      [&store] { return history_report(store); }};
 
-  auto http = HttpServer::start(config.listen_address, handlers);
+  // The web config in force, re-read when its files change and retargeted on reload. Checked
+  // already at start (startup.cpp); loaded again here, so only a file changed in between fails.
+  std::shared_ptr<WebConfigWatcher> web;
+  std::shared_ptr<const WebSecurity> web_security;
+  if (!config.web_config_file.empty()) {
+    auto loaded = load_web_security(config.web_config_file);
+    if (!loaded) {
+      const std::string why = "invalid web config: " + loaded.error().to_string();
+      if (hooks.on_fatal) {
+        hooks.on_fatal(why);
+      } else {
+        std::fprintf(stderr, "memdiagd: %s\n", why.c_str());
+      }
+      return 2;
+    }
+    web_security = std::move(loaded).value();
+  }
+  if (web_security_supported()) web = std::make_shared<WebConfigWatcher>(config.web_config_file, web_security);
+
+  auto http = HttpServer::start(config.listen_address, handlers, web);
   if (!http) {
     if (hooks.on_fatal) {
       hooks.on_fatal(http.error().message);
@@ -143,8 +164,9 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     });
   }
   sampler.start();
-  spdlog::info("memdiagd {} serving on http://{}/metrics, sampling every {}ms", build::kVersion,
-               config.listen_address, config.interval.count());
+  spdlog::info("memdiagd {} serving on {}://{}/metrics{}, sampling every {}ms", build::kVersion,
+               web_security && web_security->tls ? "https" : "http", config.listen_address,
+               web_security && !web_security->config.users.empty() ? " (basic auth)" : "", config.interval.count());
   if (hooks.on_serving) hooks.on_serving();
 
   // Re-reads --config and applies what it says; the running config stays when the new one is
@@ -160,12 +182,24 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
       return;
     }
     Config next = std::move(reloaded).value();
+    // The web config it names is part of it: a broken one keeps the whole running config.
+    std::shared_ptr<const WebSecurity> next_web;
+    if (!next.web_config_file.empty()) {
+      auto loaded = load_web_security(next.web_config_file);
+      if (!loaded) {
+        spdlog::error("{}: keeping the running config; its web config is invalid: {}", event.what,
+                      loaded.error().to_string());
+        return;
+      }
+      next_web = std::move(loaded).value();
+    }
+    if (web) web->retarget(next.web_config_file, std::move(next_web));
     const std::string wanted_address = next.listen_address;
     if (!server) {  // an earlier move lost the listener: try the address we are asked for
-      auto fresh = HttpServer::start(wanted_address, handlers);
+      auto fresh = HttpServer::start(wanted_address, handlers, web);
       if (fresh) server = std::move(fresh).value();
     } else {
-      server = move_listener(std::move(server), wanted_address, handlers, event.what);
+      server = move_listener(std::move(server), wanted_address, handlers, web, event.what);
     }
     next.listen_address = server ? server->listen_address() : wanted_address;
     set_log_level(next.log_level);

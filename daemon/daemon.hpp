@@ -50,7 +50,8 @@ struct ServeHooks {
 };
 
 // Samples and serves HTTP until `next_event` says stop; a reload event re-reads
-// `options.config_path`. Returns the exit code: 1 when the listen address cannot be bound.
+// `options.config_path`. Returns the exit code: 1 when the listen address cannot be bound, 2
+// when the web config cannot be loaded (checked before, so only when it changed in between).
 int serve(const CliOptions& options, Config config, const NextControlEvent& next_event, const ServeHooks& hooks = {});
 
 #ifndef _WIN32

@@ -5,6 +5,7 @@
 #include "daemon/http/listener.hpp"
 #include "daemon/http/native_socket.hpp"
 #include "daemon/http/server.hpp"
+#include "daemon/web_access_gate.hpp"
 
 namespace memdiag {
 namespace {
@@ -24,10 +25,12 @@ http::ServerLimits limits_for_this_process() {
 
 }  // namespace
 
-Expected<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& listen_address, Handlers handlers) {
+Expected<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& listen_address, Handlers handlers,
+                                                        std::shared_ptr<WebConfigWatcher> web) {
   auto listener = http::listen_on(listen_address);
   if (!listener) return listener.error();
-  auto server = http::Server::start(std::move(listener).value(), std::move(handlers), limits_for_this_process());
+  auto server = http::Server::start(std::move(listener).value(), std::move(handlers), limits_for_this_process(),
+                                    web ? make_access_gate(std::move(web)) : nullptr);
   if (!server) return server.error();
   std::unique_ptr<HttpServer> http(new HttpServer());
   http->listen_address_ = listen_address;

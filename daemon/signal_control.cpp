@@ -64,12 +64,18 @@ int run_daemon(const CliOptions& options, Config config) {
   // Memory locked and capabilities narrowed before any thread starts (README "Hardening").
   privileges::LeastPrivilege footing({.lock_memory = config.lock_memory, .drop_capabilities = config.drop_capabilities});
   hooks.posture_after_sample = [&footing](const Snapshot&) { return footing.posture(); };
-  if (systemd.active()) {
-    if (const auto watchdog = systemd.watchdog_interval(); watchdog && 2 * config.interval > *watchdog) {
+  // Said once it serves, after the footing: a daemon that cannot bind its port says only that.
+  const auto watchdog = systemd.active() ? systemd.watchdog_interval() : std::nullopt;
+  const auto interval = config.interval;
+  hooks.on_serving = [&footing, watchdog, interval] {
+    footing.log_what_was_settled();
+    if (watchdog && 2 * interval > *watchdog) {
       spdlog::warn("WatchdogSec ({} ms) is less than twice sampler.interval ({} ms): systemd may restart a healthy "
                    "daemon between two samples",
-                   std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog).count(), config.interval.count());
+                   std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog).count(), interval.count());
     }
+  };
+  if (systemd.active()) {
     hooks.on_sample = [&systemd](const Snapshot& snapshot) { systemd.sampled(snapshot); };
     hooks.on_reloading = [&systemd] { systemd.reloading(); };
     hooks.on_reloaded = [&systemd] { systemd.reloaded(); };

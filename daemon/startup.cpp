@@ -4,6 +4,7 @@
 
 #include "daemon/build_info.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/web_security.hpp"
 
 namespace memdiag {
 
@@ -39,8 +40,17 @@ Expected<Startup, int> start_from_command_line(const std::vector<std::string>& a
     say("memdiagd: invalid config: " + config.error().to_string() + "\n");
     return 2;
   }
+  // The web config is checked whole here (certificates and keys read, hashes' form), so a bad
+  // one stops the start (and fails --check-config) instead of refusing every client later.
+  if (!config->web_config_file.empty()) {
+    if (auto web = load_web_security(config->web_config_file); !web) {
+      say("memdiagd: invalid web config: " + web.error().to_string() + "\n");
+      return 2;
+    }
+  }
   if (options->check_config) {
-    std::printf("%s: ok\n", config->file.c_str());
+    if (options->config_path) std::printf("%s: ok\n", config->file.c_str());
+    if (!config->web_config_file.empty()) std::printf("%s: ok\n", config->web_config_file.c_str());
     return 0;
   }
   set_log_level(config->log_level);

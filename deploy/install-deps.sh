@@ -10,8 +10,9 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   # sd_notify: Type=notify, the watchdog, STATUS= (daemon/systemd_notifier.cpp)
   libsystemd-dev
-  # --web.config.file: TLS (OpenSSL) and bcrypt password hashes (libxcrypt's crypt_r)
-  libssl-dev libcrypt-dev
+  # --web.config.file: TLS (OpenSSL) and bcrypt password hashes (libxcrypt's crypt_r); the
+  # openssl command makes the certificates of tests/e2e/test_web_config.py
+  libssl-dev libcrypt-dev openssl
   # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
   libbpf-dev bpftool libelf-dev zlib1g-dev
   # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end

@@ -78,6 +78,8 @@ PollResult Poller::wait(std::span<Readiness> ready, int timeout_ms) {
   for (int i = 0; i < n; ++i) {
     if (events[i].data.fd == state_->wake.get()) {
       result.woken = true;
+      std::uint64_t count = 0;  // reset it, or the level-triggered set reports it again at once
+      [[maybe_unused]] const ssize_t n = ::read(state_->wake.get(), &count, sizeof count);
       continue;
     }
     ready[result.count++] = {events[i].data.fd, (events[i].events & EPOLLIN) != 0,

@@ -36,6 +36,7 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -53,6 +54,13 @@ WireResponse shared_response(const ResponseHead& head, std::shared_ptr<const std
   if (!head_only && body && !body->empty()) response.body = std::move(body);
   response.close = head.close;
   return response;
+}
+
+void add_header_field(WireResponse& response, std::string_view fields) {
+  // The head made here ends at its first blank line (a text body may follow it in the same string).
+  const std::size_t end = response.head.find("\r\n\r\n");
+  if (end == std::string::npos || fields.empty()) return;
+  response.head.insert(end + 2, fields);
 }
 
 WireResponse text_response(const ResponseHead& head, std::string_view body, bool head_only) {

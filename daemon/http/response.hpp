@@ -41,4 +41,8 @@ WireResponse shared_response(const ResponseHead& head, std::shared_ptr<const std
 // A small plain response, for the index, health and errors, in one string.
 WireResponse text_response(const ResponseHead& head, std::string_view body, bool head_only = false);
 
+// Adds header fields ("Name: value\r\n" each, already checked) to a response made above, at
+// the end of its head: the web config's headers (access_gate.hpp) and WWW-Authenticate.
+void add_header_field(WireResponse& response, std::string_view fields);
+
 }  // namespace memdiag::http

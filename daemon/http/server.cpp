@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "daemon/http/connection.hpp"
 #include "daemon/http/poller.hpp"
+#include "daemon/http/socket_stream.hpp"
 
 namespace memdiag::http {
 namespace {
@@ -23,6 +25,8 @@ using Clock = Connection::Clock;
 constexpr std::chrono::milliseconds kAcceptPause{100};
 // Accepts per wake-up, so a flood of connections cannot starve the ones already open.
 constexpr int kAcceptBatch = 64;
+// The longest the loop sleeps with a gate: it looks at the web config's files that often.
+constexpr std::chrono::milliseconds kGateRefresh{1000};
 
 }  // namespace
 
@@ -31,14 +35,21 @@ struct Server::Loop {
     std::unique_ptr<Connection> connection;
     Clock::time_point deadline;
     Interest interest = Interest::kReadable;
+    bool responding = false;  // in Phase::kResponding at the last update
   };
 
-  std::unique_ptr<Poller> poller;  // its wake() stops the loop
+  // Its wake() makes the loop look at `stopping` and, if not stopping, at the gate's verdicts.
+  std::unique_ptr<Poller> poller;
+  std::atomic<bool> stopping{false};
   UniqueSocket listener;
   Handlers handlers;
   ServerLimits limits;
+  std::shared_ptr<AccessGate> gate;  // null: no web config, every request served
+  std::uint64_t next_serial = 0;
   std::unordered_map<NativeSocket, Entry> connections;
   std::set<std::pair<Clock::time_point, NativeSocket>> deadlines;  // earliest first
+  // Connections whose stream holds input the socket will not announce (TLS): read unasked.
+  std::set<NativeSocket> unannounced;
   Clock::time_point accept_paused_until{};
   bool accept_paused = false;
   bool said_cap = false;
@@ -47,6 +58,8 @@ struct Server::Loop {
 
   void run();
   void accept_new(Clock::time_point now);
+  void read_unannounced(Clock::time_point now);
+  void take_verdicts(Clock::time_point now);
   bool add(UniqueSocket socket, Clock::time_point now);
   void dispatch(NativeSocket fd, const Readiness& ready, Clock::time_point now);
   void update(NativeSocket fd);
@@ -67,8 +80,9 @@ void Server::Loop::run() {
       spdlog::error("HTTP server stops: {}", polled.error);
       return;
     }
-    if (polled.woken) return;
+    if (polled.woken && stopping.load()) return;
     const Clock::time_point now = Clock::now();
+    if (polled.woken) take_verdicts(now);
     for (std::size_t i = 0; i < polled.count; ++i) {
       if (ready[i].socket == listener.get()) {
         accept_new(now);
@@ -76,7 +90,9 @@ void Server::Loop::run() {
         dispatch(ready[i].socket, ready[i], now);
       }
     }
+    read_unannounced(now);
     expire(now);
+    if (gate) gate->refresh();
     if (accept_paused && now >= accept_paused_until) watch_listener(true);
   }
 }
@@ -115,13 +131,36 @@ void Server::Loop::accept_new(Clock::time_point now) {
   }
 }
 
-// False when it cannot be watched (the socket is closed).
+// Each connection read once per turn, so one whose stream keeps producing input (a client
+// pipelining over TLS) cannot keep the loop from the others.
+void Server::Loop::read_unannounced(Clock::time_point now) {
+  if (unannounced.empty()) return;
+  const std::vector<NativeSocket> fds(unannounced.begin(), unannounced.end());
+  for (const NativeSocket fd : fds) dispatch(fd, Readiness{fd, true, false, false}, now);
+}
+
+void Server::Loop::take_verdicts(Clock::time_point now) {
+  if (!gate) return;
+  for (const Verdict& verdict : gate->take_verdicts()) {
+    auto it = connections.find(verdict.ticket.socket);
+    // The connection may have gone meanwhile (dropped, timed out) and its descriptor reused.
+    if (it == connections.end() || it->second.connection->ticket().serial != verdict.ticket.serial) continue;
+    it->second.connection->on_verdict(verdict.granted, now, handlers);
+    update(verdict.ticket.socket);
+  }
+}
+
+// False when it cannot be watched (the socket is closed) or its stream cannot be made.
 bool Server::Loop::add(UniqueSocket socket, Clock::time_point now) {
   // A response is complete when written: send it at once instead of waiting to fill a segment;
   // the kernel's copy of a response that is not taken is bounded per socket (see the limit).
   tune_connection(socket.get(), limits.send_buffer);
   const NativeSocket fd = socket.get();
-  Entry entry{std::make_unique<Connection>(SocketStream(std::move(socket)), now, limits), {}, Interest::kReadable};
+  std::unique_ptr<ByteStream> stream =
+      gate ? gate->open(std::move(socket)) : std::make_unique<SocketStream>(std::move(socket));
+  if (!stream) return false;  // the gate could not set up TLS for it (it said why)
+  Entry entry{std::make_unique<Connection>(std::move(stream), now, limits, gate.get(), ++next_serial), {},
+              Interest::kReadable};
   entry.deadline = entry.connection->deadline();
   if (!poller->watch(fd, Interest::kReadable)) return false;  // entry closes the socket
   deadlines.emplace(entry.deadline, fd);
@@ -132,13 +171,7 @@ bool Server::Loop::add(UniqueSocket socket, Clock::time_point now) {
 void Server::Loop::dispatch(NativeSocket fd, const Readiness& ready, Clock::time_point now) {
   auto it = connections.find(fd);
   if (it == connections.end()) return;  // dropped earlier in this batch
-  Connection& c = *it->second.connection;
-  const bool broken = ready.broken;
-  if (c.phase() == Connection::Phase::kResponding) {
-    if (ready.writable || broken) c.on_writable(now, handlers);
-  } else if (ready.readable || broken) {
-    c.on_readable(now, handlers);
-  }
+  it->second.connection->on_ready(ready, now, handlers);
   update(fd);
 }
 
@@ -150,8 +183,15 @@ void Server::Loop::update(NativeSocket fd) {
     remove(fd);
     return;
   }
-  const Interest wanted = c.phase() == Connection::Phase::kResponding ? Interest::kWritable : Interest::kReadable;
-  const bool started_waiting_to_send = wanted == Interest::kWritable && entry.interest != Interest::kWritable;
+  const Interest wanted = c.interest();
+  const bool responding = c.phase() == Connection::Phase::kResponding;
+  const bool started_waiting_to_send = responding && !entry.responding;
+  entry.responding = responding;
+  if (c.has_buffered_input()) {
+    unannounced.insert(fd);
+  } else {
+    unannounced.erase(fd);
+  }
   if (wanted != entry.interest) {
     poller->change(fd, wanted);
     entry.interest = wanted;
@@ -200,6 +240,7 @@ void Server::Loop::remove(NativeSocket fd) {
   auto it = connections.find(fd);
   if (it == connections.end()) return;
   deadlines.erase({it->second.deadline, fd});
+  unannounced.erase(fd);
   poller->forget(fd);
   connections.erase(it);  // closes the socket
 }
@@ -231,7 +272,9 @@ void Server::Loop::expire(Clock::time_point now) {
 
 int Server::Loop::wait_ms(Clock::time_point now) const {
   Clock::time_point next = Clock::time_point::max();
+  if (!unannounced.empty()) return 0;
   if (!deadlines.empty()) next = deadlines.begin()->first;
+  if (gate) next = std::min(next, now + kGateRefresh);
   if (accept_paused) next = std::min(next, accept_paused_until);
   if (next == Clock::time_point::max()) return -1;
   if (next <= now) return 0;
@@ -253,11 +296,14 @@ Server::Server(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {
 }
 
 Server::~Server() {
+  loop_->stopping = true;
   if (!loop_->poller->wake()) spdlog::error("HTTP server: cannot wake its loop to stop: {}", last_socket_error());
   thread_.join();
+  if (loop_->gate) loop_->gate->set_wake({});  // its password checks must not wake a poller that is gone
 }
 
-Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers handlers, ServerLimits limits) {
+Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers handlers, ServerLimits limits,
+                                                std::shared_ptr<AccessGate> gate) {
   auto loop = std::make_unique<Loop>();
   auto poller = Poller::create();
   if (!poller) return poller.error();
@@ -265,6 +311,8 @@ Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers 
   loop->listener = std::move(listener);
   loop->handlers = std::move(handlers);
   loop->limits = limits;
+  loop->gate = std::move(gate);
+  if (loop->gate) loop->gate->set_wake([poller = loop->poller.get()] { poller->wake(); });
   if (!loop->poller->watch(loop->listener.get(), Interest::kReadable)) {
     return make_error("cannot start the HTTP loop: cannot watch the listening socket: " + last_socket_error());
   }

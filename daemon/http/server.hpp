@@ -9,11 +9,17 @@
 // the next, and a thread hand-off would cost about as much as it saves. Sending is
 // non-blocking, so a client that reads slowly delays nobody; what clients that do not read
 // can hold is bounded per socket (SO_SNDBUF) and in total (max_held_bytes, server_limits.hpp).
+//
+// With a web config, an AccessGate (access_gate.hpp) gives each new connection its stream (TLS
+// or plain) and admits each request; TLS handshakes run in this loop as the connection's first
+// reads, under the same head deadline, and password checks run on the gate's own thread, their
+// verdicts coming back through the poller's wake-up.
 #pragma once
 
 #include <memory>
 #include <thread>
 
+#include "daemon/http/access_gate.hpp"
 #include "daemon/http/endpoints.hpp"
 #include "daemon/http/server_limits.hpp"
 #include "daemon/http/native_socket.hpp"
@@ -24,8 +30,10 @@ namespace memdiag::http {
 class Server {
  public:
   // Serves `listener` (a listening socket, listener.hpp) on a thread of its own until
-  // destroyed; the destructor stops the loop and closes every connection.
-  static Expected<std::unique_ptr<Server>> start(UniqueSocket listener, Handlers handlers, ServerLimits limits);
+  // destroyed; the destructor stops the loop and closes every connection. `gate`: null serves
+  // every request over plain HTTP.
+  static Expected<std::unique_ptr<Server>> start(UniqueSocket listener, Handlers handlers, ServerLimits limits,
+                                                 std::shared_ptr<AccessGate> gate = nullptr);
   ~Server();
 
   Server(const Server&) = delete;

@@ -41,11 +41,11 @@ LeastPrivilege::LeastPrivilege(PrivilegeSettings settings) : settings_(settings)
   if (settings_.lock_memory) {
     lock_ = lock_daemon_memory();
     if (lock_.locked) {
-      spdlog::info("memory locked resident (mlockall, on fault){}",
-                   lock_.needs_ipc_lock ? "; keeping CAP_IPC_LOCK, which the lock rests on" : "");
+      say(spdlog::level::info, fmt::format("memory locked resident (mlockall, on fault){}",
+                                           lock_.needs_ipc_lock ? "; keeping CAP_IPC_LOCK, which the lock rests on" : ""));
     } else {
-      spdlog::warn("memory not locked: {}; scrapes may wait on reclaim when the node is short of memory",
-                   lock_.why_not);
+      say(spdlog::level::warn,
+          fmt::format("memory not locked: {}; scrapes may wait on reclaim when the node is short of memory", lock_.why_not));
     }
   }
   if (!settings_.drop_capabilities) return;
@@ -61,15 +61,24 @@ LeastPrivilege::LeastPrivilege(PrivilegeSettings settings) : settings_(settings)
   const auto before = current_capabilities();
   auto after = narrow_capabilities(own, permitted, own | loader_capabilities());
   if (!after) {
-    spdlog::warn("could not drop capabilities: {}", after.error().message);
+    say(spdlog::level::warn, "could not drop capabilities: " + after.error().message);
     return;
   }
   const CapabilityMask dropped = before ? before->effective & ~after->effective : 0;
-  spdlog::info("capabilities: holding {}{}; for its eBPF loader, permitted only: {}; dropped {}",
-               joined(capability_names(after->effective)),
-               bpf_needs_capability ? " (this kernel needs CAP_BPF to read BPF maps)" : "",
-               joined(capability_names(after->permitted & ~after->effective)),
-               joined(capability_names(dropped & ~after->permitted)));
+  say(spdlog::level::info,
+      fmt::format("capabilities: holding {}{}; for its eBPF loader, permitted only: {}; dropped {}",
+                  joined(capability_names(after->effective)),
+                  bpf_needs_capability ? " (this kernel needs CAP_BPF to read BPF maps)" : "",
+                  joined(capability_names(after->permitted & ~after->effective)),
+                  joined(capability_names(dropped & ~after->permitted))));
+}
+
+void LeastPrivilege::say(spdlog::level::level_enum level, std::string line) {
+  said_.emplace_back(level, std::move(line));
+}
+
+void LeastPrivilege::log_what_was_settled() const {
+  for (const auto& [level, line] : said_) spdlog::log(level, "{}", line);
 }
 
 std::shared_ptr<const prom::DaemonPosture> LeastPrivilege::posture() const {

@@ -15,7 +15,12 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "daemon/privileges/capabilities.hpp"
 #include "daemon/privileges/memory_lock.hpp"
@@ -47,9 +52,16 @@ class LeastPrivilege {
   // What the daemon now runs with (called after each sample, on the sampler's thread).
   std::shared_ptr<const prom::DaemonPosture> posture() const;
 
+  // Logs what was settled, once the daemon serves: a daemon that cannot even bind its port
+  // says that in one line, not after its footing.
+  void log_what_was_settled() const;
+
  private:
+  void say(spdlog::level::level_enum level, std::string line);
+
   PrivilegeSettings settings_;
   MemoryLock lock_;
+  std::vector<std::pair<spdlog::level::level_enum, std::string>> said_;
 };
 
 }  // namespace memdiag::privileges

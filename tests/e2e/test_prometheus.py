@@ -1,18 +1,27 @@
 """A real Prometheus server (Debian's prometheus 2.x) scrapes the real memdiagd on loopback every
-second, with the shipped alert rules loaded, while a bounded workload in a 64 MiB memory cgroup
-gets one task OOM-killed and then reclaims its page cache at the limit. Checked against
-Prometheus' own answers:
+second, with the shipped alert and recording rules loaded, while a bounded workload in a 64 MiB
+memory cgroup gets one task OOM-killed and then reclaims its page cache at the limit. Checked
+against Prometheus' own answers:
 - the scrapes: `up` 1 on every scrape, no sample rejected (out of order, duplicate timestamp,
   out of bounds, over a limit: Prometheus' own counters, all present and 0);
-- every query of the shipped Grafana dashboard, found by walking its JSON (rows included), with
-  its template variables filled in as Grafana would: it returns data, and every series carries
-  the labels the panel shows (legendFormat {{label}}) or groups by (`by (...)`);
+- every query of every shipped Grafana dashboard (deploy/grafana/*.json), found by walking its
+  JSON (rows included), with its template variables filled in as Grafana would: it evaluates
+  without error, returns data, and every series carries the labels the panel shows (legendFormat
+  {{label}}) or groups by (`by (...)`). Two kinds of query may have no data here, each listed
+  with its reason and never passed silently: those of Windows-only series (memdiag-windows.json;
+  they must parse, return nothing on Linux, and name only series the Windows build exports),
+  and those of series that exist only while something happens that this test does not make
+  happen on this node (ONLY_WHILE: a scope stalling with members, a clear falling trend for the
+  forecasts), which test_fleet.py requires to have data on its stalling fixture node;
 - every alert rule evaluates (health ok, no error), and a rule is pending or firing exactly
   when its expression, evaluated by this test at the rule's own evaluation time, returns
-  something; the cgroup at its limit must be one of them.
+  something; the cgroup at its limit must be one of them;
+- every recording rule evaluates (health ok, no error), and those a single calm node has data
+  for produce series.
 A panel that cannot have data here (no eBPF, no PSI, no v1 memory hierarchy for the workload)
-is reported as a skipped subtest with the reason, never passed silently."""
+is reported as a skipped subtest with the reason."""
 import datetime
+import glob
 import json
 import os
 import re
@@ -21,13 +30,20 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.parse
 import urllib.request
 
 from harness import REPO, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, free_port, parse_exposition, write
 
 RULES = os.path.join(REPO, "deploy", "prometheus", "memdiag-alerts.yml")
-DASHBOARD = os.path.join(REPO, "deploy", "grafana", "memdiag.json")
+RECORDING = os.path.join(REPO, "deploy", "prometheus", "memdiag-recording.yml")
+GRAFANA = os.path.join(REPO, "deploy", "grafana")
+DASHBOARD = os.path.join(GRAFANA, "memdiag.json")  # the overview (test_seed_miniature.py uses it too)
+DASHBOARDS = sorted(glob.glob(os.path.join(GRAFANA, "*.json")))
+WINDOWS_DASHBOARD = os.path.join(GRAFANA, "memdiag-windows.json")
+FLEET_DASHBOARD = os.path.join(GRAFANA, "memdiag-fleet.json")
+EXPORTERS = os.path.join(REPO, "exporters", "prometheus")
 LIMIT = 64 << 20
 CGROUP_NAME = "memdiag-prom-%d" % os.getpid()
 DEADLINE = 150  # seconds for everything the test waits on; each wait says what it waited for
@@ -61,16 +77,30 @@ def query(port, expr, at=None):
     return api(port, "query", **params)["result"]
 
 
-def run_prometheus(tmp, target, rules=None):
-    """A real Prometheus on a free loopback port scraping `target` every second (and evaluating
-    `rules`), its data and log in `tmp`: (process, port, log path). The caller stops it."""
+def query_error(port, expr):
+    """Prometheus' error for an expression that does not evaluate (bad_data: it does not parse),
+    or None when it evaluates."""
+    try:
+        query(port, expr)
+    except urllib.error.HTTPError as e:
+        return "%s: %s" % (e.code, e.read().decode(errors="replace"))
+    return None
+
+
+def run_prometheus(tmp, targets, rules=None):
+    """A real Prometheus on a free loopback port scraping `targets` (one address or a list) every
+    second and evaluating `rules` (one file or a list) every second, its data and log in `tmp`:
+    (process, port, log path). Each target is its own instance (its address). The caller stops
+    it."""
     port = free_port()
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    rules = [] if rules is None else [rules] if isinstance(rules, str) else list(rules)
     config = os.path.join(tmp, "prometheus.yml")
     write(config, "global: {scrape_interval: 1s, evaluation_interval: 1s}\n" +
-                  ("rule_files: ['%s']\n" % rules if rules else "") +
+                  ("rule_files: [%s]\n" % ", ".join("'%s'" % r for r in rules) if rules else "") +
                   "scrape_configs:\n"
                   "  - job_name: memdiag\n"
-                  "    static_configs: [{targets: ['%s']}]\n" % target)
+                  "    static_configs: [{targets: [%s]}]\n" % ", ".join("'%s'" % t for t in targets))
     log_path = os.path.join(tmp, "prometheus.log")
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
@@ -82,8 +112,36 @@ def run_prometheus(tmp, target, rules=None):
 
 # Panels whose series exist only while a cgroup scope stalls with members in it (roles, relief,
 # the stalling scopes' shortfall): tests/e2e/test_seed_miniature.py makes such a stall and
-# evaluates them on a real Prometheus; here they are left out, not skipped.
+# evaluates the overview's on a real Prometheus, test_fleet.py every dashboard's on its stalling
+# fixture node.
 STALLING_SCOPE_SERIES = ("memdiag_cgroup_pressure_role", "memdiag_cgroup_shortfall_bytes")
+
+# Queries that have data only while something happens that test_prometheus does not make happen
+# on this node: {a piece of the query: why}. They are evaluated here (no error; the labels of
+# whatever they return are checked) and test_fleet.py requires data from each on its stalling
+# fixture node.
+ONLY_WHILE = {
+    "memdiag_cgroup_pressure_role": "only while a scope stalls with members in it (roles)",
+    "memdiag_cgroup_shortfall_bytes": "filtered on the cgroup scopes that stall",
+    "memdiag:cgroup_pressure_role:workload": "only while a scope stalls with members in it (roles)",
+    "memdiag:cgroup_contribution_ratio:workload": "only while a scope stalls with members in it (roles)",
+    "memdiag:cgroup_relief_bytes:workload": "only while a scope stalls with members in it (roles)",
+    "memdiag:node_stall_reason:max5m": "only while a stall reason holds",
+    "sort_desc(memdiag:node_stall_level:max5m": "only the nodes at medium or worse",
+    "memdiag:cgroup_stall_level:workload >= 2": "only the cgroups at medium or worse",
+    "memdiag_forecast_exhaustion_seconds": "only while MemAvailable falls clearly (R^2 >= 0.8 over the window)",
+    "memdiag_overcommit_exhaustion_seconds": "only while more is promised than can be supplied and it is drawn",
+    "memdiag_cgroup_forecast_exhaustion_seconds": "only while a cgroup's available memory falls clearly",
+}
+
+
+def only_while(expr):
+    return next((why for piece, why in ONLY_WHILE.items() if piece in expr), None)
+
+
+def load_dashboard(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def dashboard_targets(dashboard):
@@ -98,13 +156,57 @@ def dashboard_targets(dashboard):
 
 
 def labels_shown(target):
-    """The labels a panel needs on each series: those its legend prints and those its query
-    groups by (without `le`, which histogram_quantile consumes)."""
+    """The labels a panel needs on each series: those its legend prints and those its outermost
+    aggregation groups by (the first `by (...)`; an inner one's labels are aggregated away),
+    without `le`, which histogram_quantile consumes (a heatmap's rows are its `le`)."""
     legend = set(re.findall(r'\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}', target.get("legendFormat", "")))
     grouped = set()
-    for group in re.findall(r'\bby\s*\(([^)]*)\)', target["expr"]):
-        grouped.update(l.strip() for l in group.split(",") if l.strip())
+    first = re.search(r'\bby\s*\(([^)]*)\)', target["expr"])
+    if first:
+        grouped.update(l.strip() for l in first.group(1).split(",") if l.strip())
+    if target.get("format") == "heatmap":  # its buckets are the rows
+        return legend | grouped | {"le"}
     return (legend | grouped) - {"le"}
+
+
+def without_strings(expr):
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+
+
+def series_names(expr):
+    """(names, name regexes) an expression selects: every memdiag_* and memdiag:* name, and
+    Prometheus' own names (scrape_*, up); the regexes of {__name__=~"..."} selectors."""
+    regexes = set(re.findall(r'__name__\s*=~\s*"((?:[^"\\]|\\.)*)"', expr))
+    names = set(re.findall(r'(?<![\w:])((?:memdiag[_:]|scrape_)[a-zA-Z0-9_:]*)', without_strings(expr)))
+    return names, regexes
+
+
+def family(name):
+    """The family a histogram's or summary's series belongs to."""
+    return re.sub(r"_(bucket|sum|count)$", "", name)
+
+
+def windows_exported_names():
+    """Every family memdiagd.exe can export: the Windows sections' (system memory, commit,
+    paging, processes), the canary's and its allocator's, the verdicts' (stall, overcommit, the
+    node scope's shortfall and forecast) and the daemon's own, read from the exporter's sources
+    that render them on Windows (exporters/prometheus/snapshot_collector.cpp says which)."""
+    names = set()
+    for source in ("system_memory_metrics.cpp", "canary_metrics.cpp", "overcommit_metrics.cpp", "stall_metrics.cpp"):
+        with open(os.path.join(EXPORTERS, source)) as f:
+            names |= set(re.findall(r'"(memdiag_[a-z0-9_]+)"', f.read()))
+    # From files that render Linux-only families too: only those rendered on every platform.
+    for source, shared in (("snapshot_collector.cpp", ("memdiag_source_up", "memdiag_source_duration_seconds",
+                                                       "memdiag_build_info", "memdiag_sampler_samples_total",
+                                                       "memdiag_sampler_last_sample_timestamp_seconds")),
+                           ("pressure_metrics.cpp", ("memdiag_shortfall_bytes",
+                                                     "memdiag_forecast_exhaustion_seconds"))):
+        with open(os.path.join(EXPORTERS, source)) as f:
+            text = f.read()
+        for name in shared:
+            assert '"%s"' % name in text, "%s no longer renders %s" % (source, name)
+        names |= set(shared)
+    return names
 
 
 def rfc3339_seconds(text):
@@ -118,6 +220,48 @@ def rfc3339_seconds(text):
 def promql_regex_literal(value):
     """A value matched literally inside a PromQL "..." regex (Grafana escapes the same way)."""
     return re.sub(r'([\\.+*?()|\[\]{}^$])', r'\\\\\1', value)
+
+
+def template_values(test, port, dashboard, instances=None):
+    """Each dashboard variable's value as Grafana would set it with All selected (the variable is
+    multi with All): its allValue where it has one, else every value its own query
+    (label_values(memdiag_build_info, instance)) finds, each matched literally; the datasource is
+    not in any expression; the built-in intervals get the 1 s scrape's. `instances`: how many
+    values the query must find."""
+    values = {"__rate_interval": "4s", "__interval": "1s", "__range": "5m"}
+    for var in dashboard.get("templating", {}).get("list", []):
+        if var["type"] == "datasource":
+            continue
+        m = re.fullmatch(r'label_values\((\w+),\s*(\w+)\)', var["query"])
+        test.assertTrue(m, "dashboard variable %s: query %r" % (var["name"], var["query"]))
+        found = api(port, "label/%s/values" % m.group(2), **{"match[]": m.group(1)})
+        if instances is not None:
+            test.assertEqual(len(found), instances, found)
+        literal = [promql_regex_literal(v) for v in found]
+        if var.get("allValue"):  # "All" is then that regex, not the list of values
+            values[var["name"]] = var["allValue"]
+        else:
+            values[var["name"]] = literal[0] if len(literal) == 1 else "(%s)" % "|".join(literal)
+    return values
+
+
+def expand(test, title, expr, variables):
+    for name, value in variables.items():
+        expr = expr.replace("${%s}" % name, value).replace("$" + name, value)
+    test.assertNotIn("$", expr, "a template variable the test does not know in %r" % title)
+    return expr
+
+
+def assert_labels(test, title, target, result):
+    for series in result:
+        for label in labels_shown(target):
+            test.assertTrue(series["metric"].get(label), "%r: series %s lacks %r" % (title, series["metric"], label))
+
+
+def recording_rules():
+    """The record names of the recording rules file, in order."""
+    with open(RECORDING) as f:
+        return re.findall(r'^\s*- record:\s*(\S+)', f.read(), re.M)
 
 
 class PrometheusScrapesMemdiagd(unittest.TestCase):
@@ -137,18 +281,20 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
     def wait(self, what, predicate, detail=lambda: ""):
         """predicate()'s first truthy value, polled until the test's deadline; fails naming what
         (and detail())."""
+        error = None
         while time.monotonic() < self.deadline:
             try:
                 value = predicate()
                 if value:
                     return value
-            except OSError:
-                pass  # Prometheus not listening yet
+            except OSError as e:
+                error = e  # Prometheus not listening yet
             time.sleep(0.25)
-        self.fail("waited %d s for %s%s" % (DEADLINE, what, detail()))
+        self.fail("waited %d s for %s%s%s" % (DEADLINE, what, detail(),
+                                              "; last error: %r" % error if error else ""))
 
     def start_prometheus(self, target):
-        self.prom, self.prom_port, self.prom_log = run_prometheus(self.tmp, target, RULES)
+        self.prom, self.prom_port, self.prom_log = run_prometheus(self.tmp, target, [RULES, RECORDING])
 
     def make_cgroup_data(self):
         """An OOM kill, then page cache at the limit, in a 64 MiB v1 memory cgroup: data for the
@@ -198,46 +344,67 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                       lambda: query(self.prom_port, 'count_over_time(up{job="memdiag"}[1m]) >= 3'))
             cgroup = self.make_cgroup_data()
             here = d.samples()
+            linux_families = {family(name) for name, _ in here}
+            windows_families = windows_exported_names()
 
-            # --- the dashboard ---
-            with open(DASHBOARD) as f:
-                dashboard = json.load(f)
-            targets = dashboard_targets(dashboard)
-            self.assertGreaterEqual(len(targets), 15)
-            variables = self.template_values(dashboard)
+            # --- the dashboards ---
             unmet = self.unmet_requirements(here, cgroup)
-            panels = []  # [title, target, expression as run, result]
-            for title, target in targets:
-                if any(series in target["expr"] for series in STALLING_SCOPE_SERIES):
-                    print("panel %r: evaluated by test_seed_miniature.py (needs a stalling scope)" % title)
-                    continue
-                expr = target["expr"]
-                for name, value in variables.items():
-                    expr = expr.replace("${%s}" % name, value).replace("$" + name, value)
-                self.assertNotIn("$", expr, "a template variable the test does not know in %r" % title)
-                panels.append([title, target, expr, []])
+            panels = []  # [dashboard, title, target, expression as run, result]
+            windows_only = []  # (dashboard, title, expression as run, names)
+            left_out = []  # (dashboard, title, why)
+            for path in DASHBOARDS:
+                dashboard = load_dashboard(path)
+                name = os.path.basename(path)
+                targets = dashboard_targets(dashboard)
+                self.assertGreaterEqual(len(targets), 8, name)
+                variables = template_values(self, self.prom_port, dashboard, instances=1)
+                for title, target in targets:
+                    expr = expand(self, title, target["expr"], variables)
+                    names, _ = series_names(target["expr"])
+                    linux_absent = {n for n in names if family(n) not in linux_families and not n.startswith(
+                        ("memdiag:", "scrape_"))}
+                    if path == WINDOWS_DASHBOARD and linux_absent:
+                        self.assertLessEqual({family(n) for n in linux_absent}, windows_families,
+                                             "%r uses names the Windows build does not export" % title)
+                        windows_only.append((name, title, expr, sorted(linux_absent)))
+                        continue
+                    panels.append([name, title, target, expr, []])
+            self.assertTrue(windows_only, "the Windows dashboard has no Windows-only query: the check is vacuous")
 
             def every_panel_has_data():
                 for panel in panels:
-                    if not panel[3]:
-                        panel[3] = query(self.prom_port, panel[2])
-                return all(p[3] for p in panels if not self.why_empty(p[2], unmet))
+                    if not panel[4]:
+                        panel[4] = query(self.prom_port, panel[3])
+                return all(p[4] for p in panels if not self.why_empty(p[3], unmet) and not only_while(p[3]))
             self.wait("every dashboard query to return data", every_panel_has_data,
-                      lambda: "; none from: " + ", ".join("%r: %s" % (p[0], p[1]["expr"]) for p in panels
-                                                         if not p[3] and not self.why_empty(p[2], unmet)))
-            for title, target, expr, result in panels:
-                with self.subTest(panel=title, expr=target["expr"]):
+                      lambda: "; none from: " + ", ".join("%s %r: %s" % (p[0], p[1], p[2]["expr"]) for p in panels
+                                                         if not p[4] and not self.why_empty(p[3], unmet)
+                                                         and not only_while(p[3])) +
+                      "; up: %s; the daemon's log ends: %s" % (query(self.prom_port, "up"), d.logs()[-2000:]))
+            for name, title, target, expr, result in panels:
+                with self.subTest(dashboard=name, panel=title, expr=target["expr"]):
+                    why = only_while(expr)
+                    if why and not result:
+                        # Evaluated (a bad query raised in `query` above); its data is test_fleet's.
+                        left_out.append((name, title, why))
+                        continue
                     reason = self.why_empty(expr, unmet)
                     if reason and not result:
                         self.skipTest("no data on this machine: " + reason)
                     self.assertTrue(result, "no data")
-                    print("panel %r: %d series, labels %s" % (title, len(result), sorted(labels_shown(target))))
-                    for series in result:
-                        for label in labels_shown(target):
-                            self.assertTrue(series["metric"].get(label),
-                                            "series %s lacks %r" % (series["metric"], label))
-            if cgroup:  # the test's cgroup is among those the "nearest their limit" panel shows
-                fullest = [s["metric"].get("cgroup") for p in panels if "fill_ratio" in p[2] for s in p[3]]
+                    print("%s panel %r: %d series, labels %s" % (name, title, len(result),
+                                                                 sorted(labels_shown(target))))
+                    assert_labels(self, title, target, result)
+            for name, title, expr, names in windows_only:
+                with self.subTest(dashboard=name, panel=title, expr=expr):
+                    self.assertIsNone(query_error(self.prom_port, expr))
+                    self.assertEqual(query(self.prom_port, expr), [], "Windows-only series on Linux")
+                    print("%s panel %r: parses; no data on Linux: Windows-only %s" % (name, title, ", ".join(names)))
+            for name, title, why in left_out:
+                print("%s panel %r: no data here, %s: test_fleet.py evaluates it on a stalling node"
+                      % (name, title, why))
+            if cgroup:  # the test's cgroup is among those the "nearest their limit" panels show
+                fullest = [s["metric"].get("cgroup") for p in panels if "fill_ratio" in p[3] for s in p[4]]
                 self.assertIn(cgroup, fullest)
             # values as Prometheus stored them are /proc's and the daemon's
             with open("/proc/meminfo") as f:
@@ -246,27 +413,39 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             up_here = sum(1 for (name, _), v in here.items() if name == "memdiag_source_up" and v == 1)
             self.assertEqual(len(query(self.prom_port, "memdiag_source_up == 1")), up_here)
 
-            # --- the alert rules ---
+            # --- the alert and recording rules ---
             with open(RULES) as f:
                 shipped = sum(1 for line in f if line.strip().startswith("- alert:"))
+            records = recording_rules()
             if cgroup:  # rules evaluated after Prometheus has stored the cgroup at its limit
                 self.wait("the cgroup's fill ratio above 0.95 in Prometheus", lambda: query(
                     self.prom_port, 'memdiag_cgroup_memory_fill_ratio{cgroup="%s"} > 0.95' % cgroup),
                     lambda: "; it is %s" % query(self.prom_port, 'memdiag_cgroup_memory_fill_ratio{cgroup="%s"}' % cgroup))
             since = time.time()
-            rules = self.wait("every alert rule to have been evaluated", lambda: self.evaluated_rules(since))
-            self.assertEqual(len(rules), shipped)
+            rules = self.wait("every rule to have been evaluated", lambda: self.evaluated_rules(since))
+            self.assertEqual(sorted(r["name"] for r in rules if r["type"] == "recording"), sorted(records))
+            alerts = [r for r in rules if r["type"] == "alerting"]
+            self.assertEqual(len(alerts), shipped)
             holding = set()
             for rule in rules:
                 with self.subTest(rule=rule["name"]):
                     self.assertEqual(rule["health"], "ok", rule)
                     self.assertFalse(rule.get("lastError"), rule)
-                    if self.rule_state_matches_its_expression(rule["name"]):
+                    if rule["type"] == "alerting" and self.rule_state_matches_its_expression(rule["name"]):
                         holding.add(rule["name"])
             print("rules holding (pending or firing): %s" % sorted(holding))
             if cgroup:
                 self.assertIn("MemdiagCgroupAtLimit", holding,
                               "the test's cgroup at its limit did not make the rule pending")
+            for record in records:
+                with self.subTest(record=record):
+                    result = query(self.prom_port, record)
+                    why = only_while(record) or only_while(next(r["query"] for r in rules if r["name"] == record))
+                    if why and not result:
+                        print("record %s: no series here, %s: test_fleet.py checks it" % (record, why))
+                        continue
+                    self.assertTrue(result, "record %s has no series" % record)
+                    print("record %s: %d series" % (record, len(result)))
 
             # --- the scrapes themselves ---
             self.assertEqual(query(self.prom_port, 'min_over_time(up{job="memdiag"}[5m])')[0]["value"][1], "1")
@@ -276,14 +455,14 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             # Prometheus 2.42 keeps one sample of a series exposed twice in a scrape and counts
             # nothing: the series it stored at the last scrape's instant must be as many as the
             # samples it read (a series gone from that scrape has a staleness marker there; the
-            # alerts' own series carry the job label of theirs).
+            # alerts' own series carry the job label of theirs, and so do the records).
             # Both read at the last stored scrape's own timestamp: an instant query's "now" may
             # fall between a scrape's start and its commit, and then the two would describe
             # different scrapes.
             at = query(self.prom_port, 'timestamp(scrape_samples_scraped{job="memdiag"})')[0]["value"][1]
             exposed = query(self.prom_port, 'scrape_samples_scraped{job="memdiag"}', at=at)[0]["value"][1]
-            stored = query(self.prom_port, 'count({job="memdiag",__name__!~"up|scrape_.+|ALERTS|ALERTS_FOR_STATE"})',
-                           at=at)
+            stored = query(self.prom_port,
+                           'count({job="memdiag",__name__!~"up|scrape_.+|ALERTS|ALERTS_FOR_STATE|memdiag:.+"})', at=at)
             self.assertEqual(stored[0]["value"][1], exposed, "series exposed more than once in one scrape")
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.prom_port, timeout=10) as resp:
                 own = parse_exposition("\n".join(l for l in resp.read().decode().splitlines()
@@ -297,21 +476,6 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
             with open(self.prom_log) as f:
                 self.assertNotIn("Error on ingesting", f.read())
 
-    def template_values(self, dashboard):
-        """Each dashboard variable's value as Grafana would set it: `instance` is what its own
-        query (label_values(memdiag_build_info, instance)) finds, matched literally; the
-        datasource is not in any expression; the built-in intervals get the 1 s scrape's."""
-        values = {"__rate_interval": "4s", "__interval": "1s", "__range": "5m"}
-        for var in dashboard.get("templating", {}).get("list", []):
-            if var["type"] == "datasource":
-                continue
-            m = re.fullmatch(r'label_values\((\w+),\s*(\w+)\)', var["query"])
-            self.assertTrue(m, "dashboard variable %s: query %r" % (var["name"], var["query"]))
-            found = api(self.prom_port, "label/%s/values" % m.group(2), **{"match[]": m.group(1)})
-            self.assertEqual(len(found), 1, found)
-            values[var["name"]] = promql_regex_literal(found[0])
-        return values
-
     def unmet_requirements(self, samples, cgroup):
         """{metric prefix: why it cannot have data here} for the data this machine cannot make."""
         unmet = {}
@@ -320,9 +484,11 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 unmet[prefix] = 'the eBPF source is down (memdiag_source_up{source="reclaim_stall"} 0, see the log)'
         if samples.get(("memdiag_source_up", '{source="pressure"}')) != 1:
             unmet["memdiag_pressure_"] = "this kernel has no PSI"
+            unmet["memdiag_cgroup_pressure_ratio"] = "this kernel has no PSI"
+            unmet["memdiag:node_memory_pressure"] = "this kernel has no PSI"
         if cgroup is None:
-            for prefix in ("memdiag_reclaim_stall_seconds_bucket", "memdiag_oom_victims_total",
-                           "memdiag_cgroup_memory_fill_ratio"):
+            for prefix in ("memdiag_reclaim_stall_seconds_bucket", "memdiag_reclaim_stall_seconds_sum",
+                           "memdiag_oom_victims_total", "memdiag_cgroup_"):
                 unmet.setdefault(prefix, self.no_workload)
         return unmet
 

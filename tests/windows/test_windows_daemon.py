@@ -176,6 +176,16 @@ class ConsoleMode(unittest.TestCase, ServesTheContract):
         self.assertEqual(proc.wait(timeout=60), 2, read(self.log.name))
         self.assertIn("%s:4: sampler.interval:" % windows_path(config.name), read(self.log.name))
 
+    def test_a_web_config_is_refused_with_exit_2(self):
+        """No OpenSSL in the Windows build: --web.config.file (TLS, basic auth) is refused before
+        anything listens, saying so."""
+        with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as web:
+            web.write("basic_auth_users: {}\n")
+        self.addCleanup(os.unlink, web.name)
+        proc = self.start("--web.config.file", windows_path(web.name))
+        self.assertEqual(proc.wait(timeout=60), 2, read(self.log.name))
+        self.assertIn("not supported by this build of memdiagd", read(self.log.name))
+
 
     def test_the_windows_example_config_checks_out_and_linuxs_is_refused(self):
         example = windows_path(os.path.join(REPO, "deploy", "windows", "memdiagd.yaml"))

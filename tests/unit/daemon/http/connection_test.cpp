@@ -1,6 +1,7 @@
 // A connection over a real socket pair: what it answers, when it waits, and which standing
 // it has for eviction at each step, driven the way the event loop drives it.
 #include "daemon/http/connection.hpp"
+#include "daemon/http/socket_stream.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -33,7 +34,7 @@ struct ConnectionTest : ::testing::Test {
     int fds[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
     peer = fds[1];
-    c = std::make_unique<Connection>(SocketStream(UniqueFd(fds[0])), t0, limits);
+    c = std::make_unique<Connection>(std::make_unique<SocketStream>(UniqueFd(fds[0])), t0, limits);
   }
   void TearDown() override { ::close(peer); }
 
