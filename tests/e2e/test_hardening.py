@@ -77,12 +77,12 @@ def filter_allows(directives):
     return allowed
 
 
-def capability_wrapper(tmp, name, setpriv_args):
-    """A script that execs the real daemon under setpriv with these arguments: the process the
-    harness starts is the daemon itself (signals, exit code, death with the test)."""
+def capability_wrapper(tmp, name, setpriv_args, binary=None):
+    """A script that execs the real daemon (or `binary`) under setpriv with these arguments: the
+    process the harness starts is the daemon itself (signals, exit code, death with the test)."""
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
-        f.write("#!/bin/sh\nexec setpriv %s -- %s \"$@\"\n" % (" ".join(setpriv_args), harness.MEMDIAGD))
+        f.write("#!/bin/sh\nexec setpriv %s -- %s \"$@\"\n" % (" ".join(setpriv_args), binary or harness.MEMDIAGD))
     os.chmod(path, 0o755)
     return path
 
@@ -233,10 +233,18 @@ class Sandbox(unittest.TestCase):
 
     def test_as_a_dedicated_user_with_the_loaders_capabilities(self):
         caps = "-all,+bpf,+perfmon,+sys_ptrace"
+        # nobody must reach the binary and the config: a checkout may sit in a directory only root
+        # can enter (a CI clone under a mktemp directory).
+        os.chmod(self.tmp, 0o755)
+        binary = os.path.join(self.tmp, "memdiagd")
+        config = os.path.join(self.tmp, "interval-200ms.yaml")
+        shutil.copy2(harness.MEMDIAGD, binary)
+        shutil.copy2(CONFIG, config)
+        os.chmod(config, 0o644)
         wrapper = capability_wrapper(self.tmp, "memdiagd-nobody",
                                      ["--reuid=65534", "--regid=65534", "--clear-groups",
-                                      "--inh-caps=" + caps, "--ambient-caps=" + caps])
-        with start_as(wrapper, "--config", CONFIG) as d:
+                                      "--inh-caps=" + caps, "--ambient-caps=" + caps], binary=binary)
+        with start_as(wrapper, "--config", config) as d:
             d.wait_ready(timeout=30)
             samples = wait_for_samples(d, count=5)
             self.assertEqual(samples[("memdiag_daemon_uid", "")], 65534)

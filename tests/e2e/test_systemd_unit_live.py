@@ -278,10 +278,6 @@ def what_blocks():
     if cgroups.get(CGROUPFS + "/memory", ("", []))[0] != "cgroup" or "name=systemd" not in cgroups.get(
             CGROUPFS + "/systemd", ("", []))[1]:
         return "written for the legacy/hybrid cgroup layout (v1 memory and name=systemd under %s)" % CGROUPFS
-    for path in (MEMDIAGD, EXAMPLE_CONFIG):
-        real = os.path.realpath(path)
-        if any(real.startswith(d + "/") for d in ("/tmp", "/var/tmp", "/home", "/root", "/run/user")):
-            return "%s is where the unit's PrivateTmp=/ProtectHome= hide it from the daemon" % real
     return ""
 
 
@@ -307,6 +303,10 @@ class NamespacedSystemd:
         self.remove_stale_cgroups()
         for d in ("share", "units", "lib", "empty"):
             os.mkdir(os.path.join(self.work, d), 0o755)
+        # The daemon and the example config run from the share: a checkout under /tmp, /var/tmp,
+        # /home or /root (a CI clone) is where the unit's PrivateTmp= and ProtectHome= hide it.
+        shutil.copy2(MEMDIAGD, os.path.join(self.share, "memdiagd"))
+        shutil.copy2(EXAMPLE_CONFIG, os.path.join(self.share, "memdiagd.yaml"))
         lib = os.path.join(self.work, "lib")
         for target in ("sysinit.target", "basic.target", "shutdown.target"):
             write(os.path.join(lib, target), STUB_TARGET % target)
@@ -482,7 +482,10 @@ class NamespacedSystemd:
         return text
 
     def exec_start(self, config=EXAMPLE_CONFIG, *extra):
-        return " ".join([MEMDIAGD, "--config", config, "--web.listen-address", "127.0.0.1:%d" % self.port, *extra])
+        if config == EXAMPLE_CONFIG:
+            config = SHARE + "/memdiagd.yaml"
+        return " ".join([SHARE + "/memdiagd", "--config", config, "--web.listen-address", "127.0.0.1:%d" % self.port,
+                         *extra])
 
     def drop_in(self, name, text, reload=False):
         write(os.path.join(self.units, SERVICE + ".d", name + ".conf"), text)
