@@ -255,8 +255,12 @@ class Sandbox(unittest.TestCase):
                 self.assertEqual(samples[("memdiag_source_up", '{source="%s"}' % source)], 1, source)
             # The eBPF loaders got their capabilities through the ambient set.
             self.assertEqual(samples[("memdiag_process_scan_info", '{mode="bpf_iter"}')], 1)
-            # What degrades: the v1 event registration (cgroup.event_control is root's).
+            # What degrades: the v1 event registration (cgroup.event_control is root's), said once.
             self.assertFalse([k for k in samples if k[0] == "memdiag_cgroup_pressure_events_total"])
+            self.assertEqual(samples[("memdiag_cgroups_watched", "")], 0)
+            said = [l for l in d.logs().splitlines() if "source cgroup is partly degraded" in l]
+            self.assertEqual(len(said), 1, d.logs())
+            self.assertIn("memory pressure and OOM notifications cannot be registered", said[0])
 
     def test_without_dropping_the_daemon_keeps_what_it_was_given(self):
         """The drop can be seen failing: daemon.drop_capabilities: false keeps the loader's set."""

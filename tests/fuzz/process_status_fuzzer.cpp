@@ -1,11 +1,14 @@
 // The /proc process scanner's parsers on arbitrary bytes: parse_process_status,
-// memory_cgroup_of (v1 and v2) and unescape_process_name. Whatever they accept must be what
+// memory_cgroup_of (v1 and v2) and unescape_process_name; and the eBPF loader's reading of its
+// own status (parse_bpf_permission_footing), the same file. Whatever they accept must be what
 // the scanner may put in a record: views into the input, whole kB in bytes, a bounded name.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "probes/bpf/bpf_permission_hint.hpp"
 #include "probes/linux/process/process_status_parser.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
@@ -95,6 +98,28 @@ void check_unescape(std::string_view escaped) {
   FUZZ_CHECK(std::string_view(out, n) == std::string_view(expected).substr(0, expected.find('\0')));
 }
 
+// An accepted footing holds the mask of the last "CapEff:" line (read by strtoull, base 16) and
+// modes of 0..2; every footing gives a hint.
+void check_footing(std::string_view text) {
+  const auto footing = memdiag::parse_bpf_permission_footing(text);
+  if (!footing) {
+    FUZZ_CHECK(!footing.error().message.empty());
+    return;
+  }
+  FUZZ_CHECK(footing->seccomp_mode >= 0 && footing->seccomp_mode <= 2);
+  std::string last;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.substr(0, 7) == "CapEff:") last = std::string(line.substr(7));
+  }
+  FUZZ_CHECK(!last.empty());
+  FUZZ_CHECK(std::strtoull(last.c_str(), nullptr, 16) == footing->effective_capabilities);
+  FUZZ_CHECK(!memdiag::bpf_permission_hint(*footing).empty());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
@@ -103,5 +128,6 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   check_cgroup(text, memdiag::CgroupVersion::kV1);
   check_cgroup(text, memdiag::CgroupVersion::kV2);
   check_unescape(text);
+  check_footing(text);
   return 0;
 }

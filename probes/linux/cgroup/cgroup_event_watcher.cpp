@@ -21,20 +21,33 @@ constexpr std::size_t kSignals = 4;  // low, medium, critical, oom
 constexpr std::uint64_t kWakeTag = ~std::uint64_t{0};
 constexpr std::uint64_t kInotifyTag = ~std::uint64_t{0} - 1;
 
+// "<what>: <errno text>", without the cgroup's path: the reason a cgroup cannot be watched is
+// one text for all of them (the log says it once).
+Error failed(const char* what, int error) { return make_error(std::string(what) + ": " + std::strerror(error)); }
+
 // Writes "<event fd> <control fd> [args]" to cgroup.event_control (cgroup-v1/memory.rst).
-bool register_event(const std::string& dir, int event_fd, const char* control, const char* args) {
+Status register_event(const std::string& dir, int event_fd, const char* control, const char* args) {
   const int control_fd = ::open((dir + "/" + control).c_str(), O_RDONLY | O_CLOEXEC);
-  if (control_fd < 0) return false;
+  if (control_fd < 0) return failed(control, errno);
+  Status result = Ok{};
   const int event_control = ::open((dir + "/cgroup.event_control").c_str(), O_WRONLY | O_CLOEXEC);
-  bool ok = false;
   if (event_control >= 0) {
     std::string line = std::to_string(event_fd) + " " + std::to_string(control_fd);
     if (args) line += std::string(" ") + args;
-    ok = ::write(event_control, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    if (::write(event_control, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      result = failed("writing cgroup.event_control", errno);
+    }
     ::close(event_control);
+  } else {
+    result = failed("cgroup.event_control", errno);
   }
   ::close(control_fd);  // the kernel resolved it at registration; only the eventfd stays
-  return ok;
+  return result;
+}
+
+bool directory_is_gone(const std::string& dir) {
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) != 0 && errno == ENOENT;
 }
 
 }  // namespace
@@ -94,37 +107,43 @@ CgroupEventWatcher::~CgroupEventWatcher() {
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_dir(const std::string& dir) {
+Expected<std::unique_ptr<CgroupEventWatcher::Registration>> CgroupEventWatcher::register_dir(const std::string& dir) {
   auto reg = std::make_unique<Registration>();
   reg->dir = dir;
   reg->id = next_id_++;
   return kind_ == Kind::kV1Eventfd ? register_v1(std::move(reg)) : register_v2(std::move(reg));
 }
 
-std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_v1(std::unique_ptr<Registration> reg) {
+Expected<std::unique_ptr<CgroupEventWatcher::Registration>> CgroupEventWatcher::register_v1(
+    std::unique_ptr<Registration> reg) {
   static constexpr const char* kLevels[] = {"low", "medium", "critical"};
   for (std::size_t i = 0; i < kSignals; ++i) {
     const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd < 0) return nullptr;
+    if (fd < 0) return failed("eventfd", errno);
     reg->fds[i] = fd;
-    const bool ok = i < 3 ? register_event(reg->dir, fd, "memory.pressure_level", kLevels[i])
-                          : register_event(reg->dir, fd, "memory.oom_control", nullptr);
-    if (!ok) return nullptr;
+    Status registered = i < 3 ? register_event(reg->dir, fd, "memory.pressure_level", kLevels[i])
+                              : register_event(reg->dir, fd, "memory.oom_control", nullptr);
+    if (!registered) return registered.error();
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLONESHOT;
     ev.data.u64 = reg->id * kSignals + i;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return nullptr;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) return failed("epoll_ctl", errno);
   }
   return reg;
 }
 
-std::unique_ptr<CgroupEventWatcher::Registration> CgroupEventWatcher::register_v2(std::unique_ptr<Registration> reg) {
+Expected<std::unique_ptr<CgroupEventWatcher::Registration>> CgroupEventWatcher::register_v2(
+    std::unique_ptr<Registration> reg) {
   reg->counts.has_pressure_levels = false;
   reg->inotify_fd = inotify_fd_;
   reg->wd = ::inotify_add_watch(inotify_fd_, (reg->dir + "/memory.events").c_str(), IN_MODIFY);
-  if (reg->wd < 0) return nullptr;
+  if (reg->wd < 0) {
+    // ENOSPC is the per-user limit on inotify watches, shared with everything the user runs.
+    return errno == ENOSPC ? failed("inotify watch on memory.events (fs.inotify.max_user_watches)", ENOSPC)
+                           : failed("inotify watch on memory.events", errno);
+  }
   take_v2(*reg);  // the baseline: counting starts now
-  if (!reg->last_oom) return nullptr;  // no readable memory.events: nothing to count
+  if (!reg->last_oom) return make_error("memory.events has no readable oom counter");  // nothing to count
   return reg;
 }
 
@@ -134,17 +153,30 @@ void CgroupEventWatcher::watch(const std::vector<std::string>& dirs) {
   // or the one-shot descriptor would never be re-armed.
   std::lock_guard lock(mutex_);
   std::map<std::string, std::unique_ptr<Registration>> next;
+  std::string unwatchable_reason;
   for (const auto& dir : dirs) {
     auto it = registrations_.find(dir);
     // A v2 registration whose memory.events went away (wd -1) is made again.
     if (it != registrations_.end() && !(kind_ == Kind::kV2Inotify && it->second->wd < 0)) {
       next.emplace(dir, std::move(it->second));
-    } else if (auto reg = register_dir(dir)) {
-      next.emplace(dir, std::move(reg));
+      continue;
+    }
+    auto reg = register_dir(dir);
+    if (reg) {
+      next.emplace(dir, std::move(reg).value());
+    } else if (unwatchable_reason.empty() && !directory_is_gone(dir)) {
+      // A cgroup removed since it was listed is churn, not a reason.
+      unwatchable_reason = reg.error().message;
     }
   }
   registrations_ = std::move(next);  // the rest close their eventfds (epoll forgets closed descriptors)
   for (auto& [dir, reg] : registrations_) reg->top_most = watched_ancestor(dir) == nullptr;
+  unwatchable_reason_ = std::move(unwatchable_reason);
+}
+
+std::string CgroupEventWatcher::unwatchable_reason() const {
+  std::lock_guard lock(mutex_);
+  return unwatchable_reason_;
 }
 
 CgroupEventWatcher::Registration* CgroupEventWatcher::watched_ancestor(const std::string& dir) const {

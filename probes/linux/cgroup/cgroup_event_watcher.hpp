@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "probes/core/cgroup_section.hpp"
+#include "probes/core/expected.hpp"
 
 namespace memdiag {
 
@@ -38,9 +39,15 @@ class CgroupEventWatcher {
   CgroupEventWatcher& operator=(const CgroupEventWatcher&) = delete;
 
   // Makes the watched set exactly `dirs` (memory cgroup directories): registers new ones,
-  // drops the others. Errors (no cgroup.event_control or memory.events, descriptors or
-  // inotify watches exhausted) leave that cgroup unwatched; the count of watched cgroups says so.
+  // drops the others. Errors (no cgroup.event_control or memory.events, no permission to write
+  // it, descriptors or inotify watches exhausted) leave that cgroup unwatched (it is tried again
+  // on the next call); the count of watched cgroups and unwatchable_reason() say so.
   void watch(const std::vector<std::string>& dirs);
+
+  // Why a cgroup of the last watch() could not be watched (the first such reason, e.g.
+  // "cgroup.event_control: Permission denied"; never a cgroup's path), or empty when every one
+  // was (cgroups removed meanwhile do not count).
+  std::string unwatchable_reason() const;
 
   // Notifications counted so far for `dir`; nullopt if it is not watched.
   std::optional<CgroupNotifications> counts(const std::string& dir) const;
@@ -64,9 +71,9 @@ class CgroupEventWatcher {
   struct Registration;
   using Clock = std::chrono::steady_clock;
   void run();
-  std::unique_ptr<Registration> register_dir(const std::string& dir);
-  std::unique_ptr<Registration> register_v1(std::unique_ptr<Registration> reg);
-  std::unique_ptr<Registration> register_v2(std::unique_ptr<Registration> reg);
+  Expected<std::unique_ptr<Registration>> register_dir(const std::string& dir);
+  Expected<std::unique_ptr<Registration>> register_v1(std::unique_ptr<Registration> reg);
+  Expected<std::unique_ptr<Registration>> register_v2(std::unique_ptr<Registration> reg);
   Registration* find(std::uint64_t id);
   // v1: counts an eventfd's notifications. v2: reads memory.events and counts what moved.
   // Returns the notifications counted (v1 rmdir's own signal taken off).
@@ -87,6 +94,7 @@ class CgroupEventWatcher {
   std::uint64_t next_id_ = 1;  // of registrations; under mutex_
   std::map<std::string, std::unique_ptr<Registration>> registrations_;
   std::uint64_t oom_total_ = 0;  // under mutex_
+  std::string unwatchable_reason_;  // under mutex_
   std::thread thread_;
 };
 

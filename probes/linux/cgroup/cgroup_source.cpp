@@ -143,6 +143,7 @@ Status CgroupSource::sample(Snapshot& out) {
     for (std::size_t i = 0; i < dirs.size(); ++i) section.cgroups[i].notifications = watcher_->counts(dirs[i]);
     section.watched = watcher_->watched();
     section.oom_notifications = watcher_->oom_total();
+    unwatchable_reason_ = watcher_->unwatchable_reason();
   }
   first_malformed_ = section.first_malformed;
   out.cgroups = std::move(section);
@@ -155,6 +156,11 @@ std::string CgroupSource::degraded() const {
   if (!tree_.unwatched_reason().empty()) {
     if (!what.empty()) what += "; ";
     what += "the cgroup tree is walked every sample: " + tree_.unwatched_reason();
+  }
+  if (!unwatchable_reason_.empty()) {
+    if (!what.empty()) what += "; ";
+    what += "memory pressure and OOM notifications cannot be registered (memdiag_cgroups_watched counts the cgroups "
+            "watched): " + unwatchable_reason_;
   }
   return what;
 }

@@ -45,8 +45,9 @@ class CgroupSource final : public Source {
   std::vector<CgroupReader::Files*> files_;
   static constexpr std::uint64_t kNoWalk = ~std::uint64_t{0};
   std::uint64_t files_walk_ = kNoWalk;
-  std::unique_ptr<CgroupEventWatcher> watcher_;
-  std::string first_malformed_;  // of the last sample  // eventfds (v1) or inotify on memory.events (v2)
+  std::unique_ptr<CgroupEventWatcher> watcher_;  // eventfds (v1) or inotify on memory.events (v2)
+  std::string first_malformed_;                  // of the last sample
+  std::string unwatchable_reason_;               // the watcher's, after the last sample
 };
 
 }  // namespace memdiag

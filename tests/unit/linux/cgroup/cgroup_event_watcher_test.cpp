@@ -125,6 +125,42 @@ TEST(CgroupEventWatcherV2, UnwatchedAndUnreadableCgroups) {
   EXPECT_EQ(watcher.watched(), 0u);
 }
 
+// Why a cgroup could not be watched is said without its path (one text for all of them, logged
+// once); a cgroup removed since it was listed is no reason.
+TEST(CgroupEventWatcherV2, SaysWhyACgroupCannotBeWatched) {
+  ScratchCgroup cgroup;
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 20ms);
+  watcher.watch({cgroup.dir(), "/nonexistent/cgroup"});
+  EXPECT_EQ(watcher.unwatchable_reason(), "");
+  std::ofstream(cgroup.dir() + "/memory.events", std::ios::trunc) << "oom lots\n";
+  watcher.watch({});
+  watcher.watch({cgroup.dir()});
+  EXPECT_EQ(watcher.unwatchable_reason(), "memory.events has no readable oom counter");
+  fs::remove(cgroup.dir() + "/memory.events");
+  watcher.watch({cgroup.dir()});
+  EXPECT_EQ(watcher.unwatchable_reason(), "inotify watch on memory.events: No such file or directory");
+  cgroup.write_events(0, 0);  // the next watch() tries again, and the reason goes
+  watcher.watch({cgroup.dir()});
+  EXPECT_EQ(watcher.watched(), 1u);
+  EXPECT_EQ(watcher.unwatchable_reason(), "");
+}
+
+// v1 registration goes through cgroup.event_control: a directory with memory.pressure_level but
+// without it (as a non-memory v1 cgroup, or a file the daemon may not write) says so.
+TEST(CgroupEventWatcherV1, SaysWhyACgroupCannotBeWatched) {
+  ScratchCgroup cgroup;
+  std::ofstream(cgroup.dir() + "/memory.pressure_level") << "";
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV1Eventfd, 20ms);
+  watcher.watch({cgroup.dir(), "/nonexistent/cgroup"});
+  EXPECT_EQ(watcher.watched(), 0u);
+  EXPECT_EQ(watcher.unwatchable_reason(), "cgroup.event_control: No such file or directory");
+  fs::remove(cgroup.dir() + "/memory.pressure_level");
+  watcher.watch({cgroup.dir()});
+  EXPECT_EQ(watcher.unwatchable_reason(), "memory.pressure_level: No such file or directory");
+  watcher.watch({"/nonexistent/cgroup"});
+  EXPECT_EQ(watcher.unwatchable_reason(), "");
+}
+
 // The whole file in one write at offset 0, as kernfs presents it (no empty file in between).
 void put_events(const std::string& dir, int oom) {
   const std::string text = "low 0\nhigh 0\nmax 0\noom " + std::to_string(oom) + "\noom_kill 0\noom_group_kill 0\n";
@@ -224,8 +260,10 @@ TEST(CgroupEventWatcherV1, AnOomReadAfterItsCgroupIsRemovedIsCounted) {
   const std::string dir = root + "/memdiag-oomfix-rm-" + std::to_string(::getpid());
   ASSERT_TRUE(fs::create_directory(dir));
   std::ofstream(dir + "/memory.limit_in_bytes") << (32 << 20) << std::endl;
-  // A long debounce: the OOM is read once, at the leading edge; the next OOM waits for it.
-  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV1Eventfd, 2000ms);
+  // A long debounce: the OOM is read once, at the leading edge; the next OOM waits for it. Long
+  // enough that the second OOM (a fork, 32 MiB touched) is surely within it on a loaded machine:
+  // at 2 s it once was not, and the second OOM was read before the removal.
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV1Eventfd, 8000ms);
   watcher.watch({dir});
   auto oom_once = [&] {
     const pid_t pid = ::fork();
@@ -244,7 +282,8 @@ TEST(CgroupEventWatcherV1, AnOomReadAfterItsCgroupIsRemovedIsCounted) {
   oom_once();  // within the debounce: its eventfd is not read yet
   ASSERT_EQ(watcher.counts(dir)->oom, 1u);
   fs::remove(dir);  // the removal's signal adds to the same eventfd
-  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(wait_for_oom(watcher, dir, 2), 2u);  // read when the debounce ends
+  std::this_thread::sleep_for(100ms);             // and the removal's own signal taken off
   EXPECT_EQ(watcher.counts(dir)->oom, 2u);
   EXPECT_EQ(watcher.oom_total(), 2u);
 }
