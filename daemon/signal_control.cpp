@@ -62,7 +62,9 @@ int run_daemon(const CliOptions& options, Config config) {
   SystemdNotifier systemd;
   ServeHooks hooks;
   // Memory locked and capabilities narrowed before any thread starts (README "Hardening").
-  privileges::LeastPrivilege footing({.lock_memory = config.lock_memory, .drop_capabilities = config.drop_capabilities});
+  privileges::LeastPrivilege footing({.lock_memory = config.lock_memory,
+                                      .drop_capabilities = config.drop_capabilities,
+                                      .binds_privileged_port = privileges::binds_privileged_port(config.listen_address)});
   hooks.posture_after_sample = [&footing](const Snapshot&) { return footing.posture(); };
   // Said once it serves, after the footing: a daemon that cannot bind its port says only that.
   const auto watchdog = systemd.active() ? systemd.watchdog_interval() : std::nullopt;

@@ -42,6 +42,7 @@ void SystemdNotifier::sampled(const Snapshot& snapshot) {
 }
 
 void SystemdNotifier::reloading() {
+  if (!ready_) return;
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   const auto usec = static_cast<unsigned long long>(now.tv_sec) * 1000000ull +
@@ -49,7 +50,9 @@ void SystemdNotifier::reloading() {
   send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec) + "\n");
 }
 
-void SystemdNotifier::reloaded() { send("READY=1\n"); }
+void SystemdNotifier::reloaded() {
+  if (ready_) send("READY=1\n");
+}
 
 void SystemdNotifier::stopping() { send("STOPPING=1\n"); }
 

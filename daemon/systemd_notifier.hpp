@@ -30,6 +30,8 @@ class SystemdNotifier {
 
   // After each sample, on the sampler's thread.
   void sampled(const Snapshot& snapshot);
+  // Around a reload (SIGHUP). Before the first sample (never ready) neither says anything: a
+  // READY=1 then would mark the unit active before it has anything to serve.
   void reloading();
   void reloaded();
   void stopping();

@@ -6,7 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <map>
 #include <mutex>
+#include <string>
 
 #include "daemon/http/basic_credentials.hpp"
 #include "daemon/http/bcrypt_check.hpp"
@@ -25,6 +28,23 @@ using namespace memdiag::http;
 constexpr std::size_t kQueuedChecks = 16;
 // Right credentials remembered: a few scrapers and people per daemon.
 constexpr std::size_t kCachedCredentials = 64;
+
+// The hash of the highest bcrypt cost ("$2y$12$..." is 12); the first of them when several.
+const std::string& costliest_hash(const std::map<std::string, std::string, std::less<>>& users) {
+  auto cost = [](const std::string& hash) {
+    // "$2y$" two digits "$": anything else sorts first (the loader refused it anyway).
+    if (hash.size() < 7 || hash[3] != '$' || !std::isdigit(static_cast<unsigned char>(hash[4])) ||
+        !std::isdigit(static_cast<unsigned char>(hash[5]))) {
+      return -1;
+    }
+    return (hash[4] - '0') * 10 + (hash[5] - '0');
+  };
+  auto costliest = users.begin();
+  for (auto it = users.begin(); it != users.end(); ++it) {
+    if (cost(it->second) > cost(costliest->second)) costliest = it;
+  }
+  return costliest->second;
+}
 
 class WebAccessGate final : public AccessGate {
  public:
@@ -48,19 +68,24 @@ class WebAccessGate final : public AccessGate {
     if (!security || security->config.users.empty()) return {};
     // The answer to HEAD has the head of the answer to GET, without its body.
     const bool head_only = head.method == "HEAD";
-    if (verdict) return *verdict ? Admission{} : unauthorized(head_only);
+    // A refusal closes the connection where an answer would (endpoints.cpp's respond()): a
+    // request with a body (never read) or without keep-alive. Kept open, the unread body would
+    // be parsed as the next request.
+    const bool close = !head.keep_alive || head.has_body;
+    if (verdict) return *verdict ? Admission{} : unauthorized(head_only, close);
     const auto field = head.field("Authorization");
     auto credentials = field ? parse_basic_credentials(*field) : std::nullopt;
-    if (!credentials) return unauthorized(head_only);
+    if (!credentials) return unauthorized(head_only, close);
     const auto& users = security->config.users;
     const auto user = users.find(credentials->user);
     PasswordCheck check;
     check.ticket = ticket;
     check.known_user = user != users.end();
     // An unknown user is checked against a real user's hash all the same (and never granted),
-    // so how long a 401 takes does not say whether the user exists.
+    // the costliest one, so how long a 401 takes does not say whether the user exists (unless
+    // users' hashes differ in cost: a cheaper known user's 401 is quicker).
     check.key = {credentials->user, digest(credentials->user, credentials->password),
-                 check.known_user ? user->second : users.begin()->second};
+                 check.known_user ? user->second : costliest_hash(users)};
     if (check.known_user && cache_.contains(check.key)) return {};
     check.password = std::move(credentials->password);
     if (!verifier_.submit(std::move(check))) {
@@ -71,12 +96,25 @@ class WebAccessGate final : public AccessGate {
         said_busy_ = true;
       }
       Admission busy{Admission::Decision::kRefuse,
-                     text_response({.status = 503, .close = false}, "too many password checks at once; retry\n",
+                     text_response({.status = 503, .close = close}, "too many password checks at once; retry\n",
                                    head_only)};
       add_header_field(busy.refusal, "Retry-After: 1\r\n");
       return busy;
     }
     return {Admission::Decision::kPending, {}};
+  }
+
+  std::uint64_t stream_generation() override {
+    const auto security = watcher_->current();
+    if (security.get() != policy_of_.get()) {
+      std::string policy = stream_policy(security.get());
+      if (policy != policy_) {
+        policy_ = std::move(policy);
+        ++stream_generation_;
+      }
+      policy_of_ = security;
+    }
+    return stream_generation_;
   }
 
   void add_fields(WireResponse& response) override {
@@ -109,11 +147,23 @@ class WebAccessGate final : public AccessGate {
   }
 
  private:
-  static Admission unauthorized(bool head_only) {
+  static Admission unauthorized(bool head_only, bool close) {
     Admission refused{Admission::Decision::kRefuse,
-                      text_response({.status = 401, .close = false}, "Unauthorized\n", head_only)};
+                      text_response({.status = 401, .close = close}, "Unauthorized\n", head_only)};
     add_header_field(refused.refusal, "WWW-Authenticate: Basic\r\n");
     return refused;
+  }
+
+  // What open() does with a new connection under `security`, as text to compare.
+  static std::string stream_policy(const WebSecurity* security) {
+    if (security == nullptr || !security->tls) return "plain";
+    const TlsServerSettings& tls = security->config.tls;
+    std::string policy = "tls " + std::to_string(static_cast<int>(tls.client_auth)) + " " +
+                         std::to_string(static_cast<int>(tls.min_version)) + " " +
+                         std::to_string(static_cast<int>(tls.max_version)) + " ca=" + tls.client_ca_file;
+    for (const auto& san : tls.client_allowed_sans) policy += " san=" + san;
+    for (const auto& cipher : tls.cipher_suites) policy += " cipher=" + cipher;
+    return policy;
   }
 
   // A keyed digest, so that what the cache holds is no unsalted hash of a password to search
@@ -143,6 +193,10 @@ class WebAccessGate final : public AccessGate {
   }
 
   std::shared_ptr<WebConfigWatcher> watcher_;
+  // The loop thread's only: the config stream_generation() last looked at, and its policy.
+  std::shared_ptr<const WebSecurity> policy_of_;
+  std::string policy_ = "plain";
+  std::uint64_t stream_generation_ = 0;
   std::mutex wake_mutex_;
   std::function<void()> wake_;
   PasswordVerifier verifier_;  // after wake_: its thread calls wake_loop until it is destroyed

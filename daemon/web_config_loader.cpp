@@ -248,11 +248,13 @@ class WebLoader {
       refuse_line(line("client_auth_type"), "tls_server_config.client_ca_file",
                   "missing: client_auth_type verifies client certificates, so it needs the CA to verify them against");
     }
-    if (!tls.client_allowed_sans.empty() && tls.client_auth != ClientAuth::kRequireAnyClientCert &&
-        tls.client_auth != ClientAuth::kRequireAndVerifyClientCert) {
+    // Stricter than the toolkit, which also takes RequireAnyClientCert: there the certificate is
+    // not verified, so anyone can make one that carries an allowed SAN, and the list would only
+    // look like a restriction.
+    if (!tls.client_allowed_sans.empty() && tls.client_auth != ClientAuth::kRequireAndVerifyClientCert) {
       refuse_line(line("client_allowed_sans"), "tls_server_config.client_allowed_sans",
-                  "needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert (otherwise a client may "
-                  "send no certificate, leaving no SAN to match)");
+                  "needs client_auth_type RequireAndVerifyClientCert (otherwise the certificate is not verified, or "
+                  "not even required, so anyone can present an allowed SAN)");
     }
     if (tls.min_version > tls.max_version) {
       refuse_line(line("min_version"), "tls_server_config.min_version", "higher than max_version");

@@ -51,6 +51,12 @@ std::shared_ptr<const WebSecurity> WebConfigWatcher::current() {
   auto reloaded = load_web_security(path_);
   if (!reloaded) {
     spdlog::error("web config changed but is invalid, keeping the last good one: {}", reloaded.error().to_string());
+    // Watch the files the new text names even so: a config written before the certificate and
+    // key it names is good once they arrive, and their arrival must count as a change.
+    if (auto parsed = load_web_config_file(path_)) {
+      named_files_ = parsed->named_files();
+      fingerprint_ = fingerprint();
+    }
     return security_;
   }
   security_ = std::move(reloaded).value();

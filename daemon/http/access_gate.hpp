@@ -54,6 +54,12 @@ class AccessGate {
   // an earlier kPending for this same head (then it is never kPending again).
   virtual Admission admit(const RequestHead& head, ConnectionTicket ticket, std::optional<bool> verdict) = 0;
 
+  // Changes whenever the policy open() applies changes: plain or TLS, and whom TLS admits (client
+  // auth type, CA file, allowed SANs, versions, ciphers), not a renewed certificate. A kept-alive
+  // connection opened under another policy is closed at its next request without an answer, so
+  // turning TLS or client certificates on does not leave a scraper's old connection served.
+  virtual std::uint64_t stream_generation() = 0;
+
   // Adds the configured header fields (http_server_config.headers) to a response.
   virtual void add_fields(WireResponse& response) = 0;
 

@@ -13,7 +13,9 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 
 Connection::Connection(std::unique_ptr<ByteStream> stream, Clock::time_point now, const ServerLimits& limits,
                        AccessGate* gate, std::uint64_t serial)
-    : stream_(std::move(stream)), limits_(limits), gate_(gate), serial_(serial), since_(now) {}
+    : stream_(std::move(stream)), limits_(limits), gate_(gate), serial_(serial), since_(now) {
+  if (gate_ != nullptr) stream_generation_ = gate_->stream_generation();
+}
 
 Connection::Clock::time_point Connection::deadline() const {
   switch (phase_) {
@@ -130,6 +132,10 @@ void Connection::on_readable(Clock::time_point now, const Handlers& handlers) {
 }
 
 void Connection::serve_buffered(Clock::time_point now, const Handlers& handlers) {
+  if (gate_ != nullptr && gate_->stream_generation() != stream_generation_) {
+    phase_ = Phase::kDone;  // opened under another stream policy: the client reconnects under this one
+    return;
+  }
   const std::size_t end = find_head_end(in_, scanned_);
   if (end == std::string::npos) {
     scanned_ = in_.size();

@@ -73,6 +73,7 @@ class Connection {
   const ServerLimits& limits_;
   AccessGate* gate_;
   std::uint64_t serial_;
+  std::uint64_t stream_generation_ = 0;  // the gate's when the connection was opened
   Phase phase_ = Phase::kAwaitingHead;
   // The last call waited for the other direction of the socket than the phase's own (TLS).
   bool other_direction_ = false;

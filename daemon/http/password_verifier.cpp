@@ -3,6 +3,7 @@
 #include <pthread.h>  // mingw-w64 posix threads have pthread_setname_np too
 
 #include <algorithm>
+#include <system_error>
 #include <utility>
 
 namespace memdiag::http {
@@ -38,8 +39,17 @@ bool PasswordVerifier::submit(PasswordCheck check) {
       wipe(check.password);
       return false;
     }
+    if (!thread_.joinable()) {
+      // Made at the first check, so a daemon without basic auth has no such thread. Threads can
+      // run out (a pids cgroup, TasksMax): then this check is refused (503), not the daemon.
+      try {
+        thread_ = std::thread([this] { run(); });
+      } catch (const std::system_error&) {
+        wipe(check.password);
+        return false;
+      }
+    }
     queue_.push_back(std::move(check));
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   }
   wake_.notify_one();
   return true;

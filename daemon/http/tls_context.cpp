@@ -178,6 +178,10 @@ Expected<std::shared_ptr<const TlsContext>, TlsRefusal> TlsContext::create(const
   // Session resumption with client certificates needs an id context, or OpenSSL fails it.
   static const unsigned char kSessionContext[] = "memdiagd";
   SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
+  // OpenSSL's default server cache holds 20,480 sessions (each with the client's certificate)
+  // for 300 s, in the daemon's locked memory: a few scrapers need a few. TLS 1.3 resumes from
+  // tickets, which the cache does not hold.
+  SSL_CTX_sess_set_cache_size(ctx, 256);
 
   if (auto why = unreadable(settings.cert_file)) return TlsRefusal{"cert_file", *why};
   if (SSL_CTX_use_certificate_chain_file(ctx, settings.cert_file.c_str()) != 1) {

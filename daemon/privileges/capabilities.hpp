@@ -16,6 +16,7 @@ using CapabilityMask = std::uint64_t;
 
 inline constexpr int kCapDacReadSearch = 2;
 inline constexpr int kCapSetpcap = 8;
+inline constexpr int kCapNetBindService = 10;
 inline constexpr int kCapIpcLock = 14;
 inline constexpr int kCapSysPtrace = 19;
 inline constexpr int kCapSysAdmin = 21;

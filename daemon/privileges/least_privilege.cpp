@@ -22,9 +22,19 @@ CapabilityMask loader_capabilities() {
   return capability_bit(kCapBpf) | capability_bit(kCapPerfmon) | capability_bit(kCapDacReadSearch);
 }
 
-CapabilityMask own_capabilities(bool keep_ipc_lock, bool bpf_needs_capability) {
+CapabilityMask own_capabilities(bool keep_ipc_lock, bool bpf_needs_capability, bool keep_net_bind_service) {
   return capability_bit(kCapSysPtrace) | (keep_ipc_lock ? capability_bit(kCapIpcLock) : 0) |
-         (bpf_needs_capability ? capability_bit(kCapBpf) | capability_bit(kCapPerfmon) : 0);
+         (bpf_needs_capability ? capability_bit(kCapBpf) | capability_bit(kCapPerfmon) : 0) |
+         (keep_net_bind_service ? capability_bit(kCapNetBindService) : 0);
+}
+
+bool binds_privileged_port(std::string_view listen_address) {
+  const auto colon = listen_address.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view digits = listen_address.substr(colon + 1);
+  unsigned port = 0;
+  auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  return parsed.ec == std::errc{} && parsed.ptr == digits.data() + digits.size() && port < 1024;
 }
 
 bool kernel_allows_bpf_use_without_capability(std::string_view release) {
@@ -51,7 +61,8 @@ LeastPrivilege::LeastPrivilege(PrivilegeSettings settings) : settings_(settings)
   if (!settings_.drop_capabilities) return;
   utsname name{};
   const bool bpf_needs_capability = !(::uname(&name) == 0 && kernel_allows_bpf_use_without_capability(name.release));
-  const CapabilityMask own = own_capabilities(lock_.needs_ipc_lock, bpf_needs_capability);
+  // Never more than it holds: narrow_capabilities() only lowers.
+  const CapabilityMask own = own_capabilities(lock_.needs_ipc_lock, bpf_needs_capability, settings_.binds_privileged_port);
   // The loader's capabilities stay permitted (and inheritable), not effective: a child the
   // daemon executes gets them back from there. As root, exec gives a child the bounding set, but
   // under no_new_privs (systemd's NoNewPrivileges=, which the unit sets) never more than the

@@ -32,13 +32,20 @@ namespace memdiag::privileges {
 struct PrivilegeSettings {
   bool lock_memory = true;
   bool drop_capabilities = true;
+  // The listen address's port is below 1024: CAP_NET_BIND_SERVICE stays effective where it is
+  // held (root outside the unit), since the listener is bound after the narrowing and again on a
+  // reload that changes the address.
+  bool binds_privileged_port = false;
 };
 
 // What the loader children need (kept in the bounding set, or carried to them as ambient).
 CapabilityMask loader_capabilities();
 // What the daemon itself uses: on kernels where BPF objects are usable without CAP_BPF, only
 // CAP_SYS_PTRACE (and CAP_IPC_LOCK when its memory lock needs it).
-CapabilityMask own_capabilities(bool keep_ipc_lock, bool bpf_needs_capability);
+CapabilityMask own_capabilities(bool keep_ipc_lock, bool bpf_needs_capability, bool keep_net_bind_service = false);
+
+// Whether "HOST:PORT" (the listen address) names a port below 1024; false when it has no port.
+bool binds_privileged_port(std::string_view listen_address);
 
 // Whether a kernel of this release ("6.18.0-...") lets a process read and iterate BPF objects it
 // holds descriptors for without CAP_BPF (from 6.5, bpf() checks capabilities per command).

@@ -19,6 +19,7 @@ each directive is held against what the daemon does, seen from outside:
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -274,6 +275,26 @@ class Sandbox(unittest.TestCase):
             d.wait_ready(timeout=30)
             samples = wait_for_samples(d, count=2)
             self.assertEqual(held(samples), sorted("cap_" + c for c in self.unit_bounding_set()))
+
+    def test_a_port_below_1024_is_bound_as_root_outside_the_unit(self):
+        """The listener is bound after the narrowing, so CAP_NET_BIND_SERVICE stays for a port
+        below 1024 (and only then): without it, root outside the unit could not bind :443."""
+        port = next(p for p in range(1000, 900, -1) if port_is_free(p))
+        with Daemon("--config", CONFIG, port=port) as d:
+            d.wait_ready(timeout=30)
+            self.assertIn("cap_net_bind_service", held(wait_for_samples(d, count=2)))
+        with Daemon("--config", CONFIG) as d:  # a port above: it goes
+            d.wait_ready(timeout=30)
+            self.assertNotIn("cap_net_bind_service", held(wait_for_samples(d, count=2)))
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
 
 
 if __name__ == "__main__":

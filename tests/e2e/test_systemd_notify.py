@@ -127,6 +127,13 @@ class SystemdNotify(unittest.TestCase):
         got = self.notify.receive(4.0)
         self.assertEqual([m for m in got if "READY" in m or "WATCHDOG" in m], [], got)
         self.assertIsNone(d.proc.poll(), "the daemon is alive, only its sampler is stuck")
+        # A SIGHUP (logrotate) before it was ever ready says nothing: a READY=1 after the reload
+        # would mark the unit active with nothing to serve.
+        self.notify.cursor = len(self.notify.messages)
+        d.proc.send_signal(signal.SIGHUP)
+        got = self.notify.receive(2.0)
+        self.assertEqual([m for m in got if "READY" in m or "RELOADING" in m], [], got)
+        self.assertIsNone(d.proc.poll())
 
     def test_without_notify_socket_nothing_is_sent_and_it_runs_as_before(self):
         self.env.pop("NOTIFY_SOCKET")

@@ -247,6 +247,22 @@ class BasicAuth(unittest.TestCase):
         self.assertIn("memdiag_source_up", r.read().decode())
         conn.close()
 
+    def test_a_refused_request_with_a_body_closes_the_connection(self):
+        """The body is never read: kept open, it would be answered as a request of its own (a
+        proxy reusing the connection would hand that answer to the next client)."""
+        smuggled = b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", self.d.port), timeout=5) as sock:
+            sock.sendall(b"POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n" % len(smuggled) + smuggled)
+            received = b""
+            while True:  # until the daemon closes (a socket timeout fails the test)
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+        self.assertEqual(received.count(b"HTTP/1.1 "), 1, received)
+        self.assertTrue(received.startswith(b"HTTP/1.1 401 "), received)
+        self.assertIn(b"\r\nConnection: close\r\n", received)
+
     def test_the_right_credentials_get_the_metrics(self):
         r = get(self.d.port, auth=(USER, PASSWORD))
         self.assertEqual(r.status, 200)
@@ -546,6 +562,31 @@ class Reload(unittest.TestCase):
             self.assertEqual(get(d.port, auth=("bob", "bob-password")).status, 200)
             self.assertIsNone(d.proc.poll())
 
+    def test_a_config_written_before_its_certificate_applies_once_the_certificate_arrives(self):
+        """As configuration management may do it: the web config first, naming files not there
+        yet (refused, logged), then the certificate and key: their arrival is the change."""
+        prefix = "late-%d-" % os.getpid()
+        with WebConfigDaemon(HEADERS) as d:
+            d.wait_up()
+            d.rewrite("tls_server_config:\n  cert_file: %sserver.crt\n  key_file: %sserver.key\n" % (prefix, prefix))
+            wait_until(lambda: "keeping the last good one" in d.logs(), 5, "the config without its files refused")
+            self.assertEqual(get(d.port).status, 200)  # still plain HTTP
+            try:
+                for f in ("server.key", "server.crt"):
+                    shutil.copy(os.path.join(CERTS, f), os.path.join(CERTS, prefix + f))
+                ctx = client_context(CERTS)
+
+                def tls_served():
+                    try:
+                        return get(d.port, tls=ctx, timeout=2).status == 200
+                    except (OSError, http.client.HTTPException):
+                        return False
+                wait_until(tls_served, 5, "TLS once the certificate and key arrived")
+            finally:
+                for f in ("server.key", "server.crt"):
+                    if os.path.exists(os.path.join(CERTS, prefix + f)):
+                        os.unlink(os.path.join(CERTS, prefix + f))
+
     def test_sighup_retargets_web_config_file_and_refuses_a_broken_one(self):
         """web.config_file in the main config: SIGHUP pointing it at a broken web config keeps the
         running config (logged); pointing it at another good one applies it; "" turns auth off."""
@@ -569,6 +610,20 @@ class Reload(unittest.TestCase):
                 harness.write(main, "web:\n  config_file: \"\"\n")
                 daemon.signal(signal.SIGHUP)
                 wait_until(lambda: get(daemon.port).status == 200, 10, "no web config: open again")
+
+    def test_turning_tls_on_closes_a_kept_alive_plain_connection(self):
+        """A scraper's kept-alive connection would otherwise go on in plain HTTP for as long as it
+        scrapes: its next request gets no answer, the connection is closed."""
+        with WebConfigDaemon(HEADERS) as d:
+            d.wait_up()
+            kept = http.client.HTTPConnection("127.0.0.1", d.port, timeout=5)
+            self.assertEqual(get(d.port, conn=kept).status, 200)
+            d.rewrite(TLS_SECTION + HEADERS)
+            wait_until(lambda: "reloaded: TLS" in d.logs(), 5, "the TLS config applied")
+            with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+                get(d.port, conn=kept)
+            kept.close()
+            self.assertEqual(get(d.port, tls=client_context(CERTS)).status, 200)
 
     def test_a_new_certificate_applies_to_new_connections(self):
         for f in ("server.crt", "server.key"):

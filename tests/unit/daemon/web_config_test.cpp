@@ -162,6 +162,12 @@ TEST(WebConfig, RefusesClientCertificateSettingsThatCannotWorkTogether) {
       "  client_allowed_sans: [x]\n");
   EXPECT_EQ(e.key, "tls_server_config.client_allowed_sans");
   EXPECT_EQ(e.line, 5);
+  // Nor with a certificate that is required but not verified: anyone can make one with the SAN.
+  e = refusal(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAnyClientCert\n"
+      "  client_allowed_sans: [x]\n");
+  EXPECT_EQ(e.key, "tls_server_config.client_allowed_sans");
+  EXPECT_NE(e.reason.find("needs client_auth_type RequireAndVerifyClientCert"), std::string::npos);
 }
 
 TEST(WebConfig, RefusesBadVersionsCurvesHashesUsersAndWhatMemdiagdDoesNotDo) {

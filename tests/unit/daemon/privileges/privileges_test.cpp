@@ -31,6 +31,17 @@ TEST(Capabilities, TheDaemonKeepsLessThanItsLoader) {
   EXPECT_TRUE(loader & capability_bit(kCapPerfmon));
   EXPECT_FALSE(loader & capability_bit(kCapSysAdmin));  // the task iterator loads without it
   EXPECT_FALSE(own_capabilities(false, false) & loader);
+  EXPECT_EQ(own_capabilities(false, false, true), capability_bit(kCapSysPtrace) | capability_bit(kCapNetBindService));
+}
+
+TEST(Capabilities, APortBelow1024NeedsToBindAsPrivileged) {
+  EXPECT_TRUE(binds_privileged_port("0.0.0.0:443"));
+  EXPECT_TRUE(binds_privileged_port("[::1]:80"));
+  EXPECT_TRUE(binds_privileged_port(":1023"));
+  EXPECT_FALSE(binds_privileged_port(":1024"));
+  EXPECT_FALSE(binds_privileged_port("127.0.0.1:9717"));
+  EXPECT_FALSE(binds_privileged_port("localhost"));
+  EXPECT_FALSE(binds_privileged_port("host:http"));
 }
 
 TEST(Capabilities, CurrentSetsAreReadable) {
