@@ -275,9 +275,10 @@ class Loader {
     const std::string prefix = "diagnosis.stall";
     expect_map(node, prefix);
     for_each_key(node, prefix,
-                 {"window", "hold", "thrashing_window", "psi_some", "psi_full", "stall_seconds_per_second",
-                  "refault_ratio", "refault_min_pages_per_second", "swap_exhausted_free_ratio", "fault_latency_ratio",
-                  "pages_input_per_second"},
+                 {"window", "hold", "thrashing_window", "sustain", "long_window", "psi_some", "psi_full",
+                  "stall_seconds_per_second", "refault_ratio", "refault_min_pages_per_second",
+                  "swap_exhausted_free_ratio", "fault_latency_ratio", "pages_input_per_second",
+                  "global_scan_min_pages_per_second"},
                  [&](const std::string& key, const YAML::Node& v) {
                    const std::string full = prefix + "." + key;
                    using std::chrono::milliseconds;
@@ -285,6 +286,13 @@ class Loader {
                    if (key == "hold") t.hold = duration_between(v, full, milliseconds(0), milliseconds(600000));
                    if (key == "thrashing_window") {
                      t.thrashing_window = duration_between(v, full, milliseconds(1000), milliseconds(600000));
+                   }
+                   if (key == "sustain") t.sustain = duration_between(v, full, milliseconds(0), milliseconds(60000));
+                   if (key == "long_window") {
+                     t.long_window = duration_between(v, full, milliseconds(1000), milliseconds(600000));
+                   }
+                   if (key == "global_scan_min_pages_per_second") {
+                     t.global_scan_min_pages_per_second = number(v, full, 0, 1e9);
                    }
                    if (key == "psi_some") t.psi_some = levels(v, full, 0, 1);
                    if (key == "psi_full") t.psi_full = levels(v, full, 0, 1);
@@ -320,12 +328,12 @@ class Loader {
     const std::string prefix = "diagnosis.roles";
     expect_map(node, prefix);
     for_each_key(node, prefix,
-                 {"contributor_min_ratio", "contributor_min_scope_ratio", "promise_weight", "headroom_ratio",
+                 {"contributor_min_scope_ratio", "similar_ratio", "promise_weight", "headroom_ratio",
                   "growth_half_life", "max_members"},
                  [&](const std::string& key, const YAML::Node& v) {
                    const std::string full = prefix + "." + key;
                    using std::chrono::milliseconds;
-                   if (key == "contributor_min_ratio") r.contributor_min_ratio = ratio(v, full);
+                   if (key == "similar_ratio") r.similar_ratio = ratio(v, full);
                    if (key == "contributor_min_scope_ratio") r.contributor_min_scope_ratio = ratio(v, full);
                    if (key == "promise_weight") r.promise_weight = ratio(v, full);
                    if (key == "headroom_ratio") r.headroom_ratio = ratio(v, full);

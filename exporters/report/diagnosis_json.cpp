@@ -39,6 +39,13 @@ void figures(JsonWriter& w, const StallFigures& f) {
   w.field("window_seconds", f.window_seconds);
   w.field("psi_some_ratio", f.psi_some_ratio);
   w.field("psi_full_ratio", f.psi_full_ratio);
+  w.field("psi_some_sustained_ratio", f.psi_some_persistence.sustained_ratio);
+  w.field("psi_full_sustained_ratio", f.psi_full_persistence.sustained_ratio);
+  w.field("psi_some_long_ratio", f.psi_some_persistence.long_ratio);
+  w.field("psi_full_long_ratio", f.psi_full_persistence.long_ratio);
+  w.field("ebpf_stall_sustained_ratio", f.ebpf_persistence.sustained_ratio);
+  w.field("ebpf_stall_long_ratio", f.ebpf_persistence.long_ratio);
+  w.field("global_scan_pages_per_second", f.global_scan_pages_per_second);
   w.field("direct_reclaim_stall_ratio", f.direct_reclaim_stall_ratio);
   w.field("memcg_reclaim_stall_ratio", f.memcg_reclaim_stall_ratio);
   w.field("compaction_stall_ratio", f.compaction_stall_ratio);
@@ -65,8 +72,10 @@ void members(JsonWriter& w, std::string_view name, const ScopeAnalysis& scope, P
     w.field("cgroup", m.cgroup);
     w.field("contribution_ratio", m.contribution_ratio);
     w.field("footprint_bytes", m.footprint_bytes);
+    w.field("swap_bytes", m.swap_bytes);
     w.field("growth_bytes_per_second", m.growth_bytes_per_second);
     w.field("relief_bytes", m.relief_bytes);
+    w.field("relief_swap_bytes", m.relief_swap_bytes);
     if (scope.shortfall_bytes) w.field("relief_covers_shortfall", m.relief_bytes >= *scope.shortfall_bytes);
     w.field("stall_ratio", m.stall_ratio);
     w.field("refault_ratio", m.refault_ratio);
@@ -88,6 +97,7 @@ void processes(JsonWriter& w, const ScopeAnalysis& scope) {
     w.field("footprint_bytes", p.footprint_bytes);
     w.field("growth_bytes_per_second", p.growth_bytes_per_second);
     w.field("relief_bytes", p.relief_bytes);
+    w.field("relief_swap_bytes", p.relief_swap_bytes);
     if (scope.shortfall_bytes) w.field("relief_covers_shortfall", p.relief_bytes >= *scope.shortfall_bytes);
     w.field("unbacked_promise_bytes", p.unbacked_promise_bytes);
     w.end_object();
@@ -95,19 +105,32 @@ void processes(JsonWriter& w, const ScopeAnalysis& scope) {
   w.end_array();
 }
 
-void scope(JsonWriter& w, const StallVerdict& stall, const ScopeAnalysis& analysis) {
+void strings(JsonWriter& w, std::string_view name, const std::vector<std::string_view>& list) {
+  w.key(name);
+  w.begin_array();
+  for (std::string_view s : list) w.string(s);
+  w.end_array();
+}
+
+void scope(JsonWriter& w, const StallVerdict& stall, const ScopeAnalysis& analysis, bool node) {
   level(w, "level", stall.level);
   level(w, "instant_level", stall.instant_level);
+  w.field("easing", analysis.easing);
   reasons(w, stall.reasons);
-  w.key("signals");
-  w.begin_array();
-  for (std::string_view s : stall.signals) w.string(s);
-  w.end_array();
+  strings(w, "signals", stall.signals);
+  strings(w, "missing_signals", stall.missing_signals);
+  w.field("confidence", stall.lower_bound ? "lower_bound" : "complete");
   figures(w, stall.figures);
+  w.field("short_of_memory", analysis.short_of_memory);
+  if (node) w.field("cgroups_at_limit", static_cast<std::uint64_t>(analysis.cgroups_at_limit));
   w.field("available_bytes", analysis.available_bytes);
   w.field("shortfall_bytes", analysis.shortfall_bytes);
   w.field("exhaustion_seconds", analysis.exhaustion_seconds);
+  w.field("footprint_bytes", analysis.footprint_bytes);
+  w.field("unattributed_bytes", analysis.unattributed_bytes);
+  w.field("unattributed_contributes", analysis.unattributed_contributes);
   members(w, "contributors", analysis, PressureRole::kContributor);
+  w.field("similar_members", static_cast<std::uint64_t>(analysis.similar_members));
   members(w, "victims", analysis, PressureRole::kVictim);
   processes(w, analysis);
 }
@@ -127,7 +150,7 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
   w.key("stall");
   w.begin_object();
   if (d.stall) {
-    scope(w, *d.stall, d.node_scope.value_or(ScopeAnalysis{}));
+    scope(w, *d.stall, d.node_scope.value_or(ScopeAnalysis{}), true);
   } else {
     level(w, "level", VerdictLevel::kNone);
   }
@@ -138,7 +161,7 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
   for (const CgroupScope* s : stalling_scopes(snapshot)) {
     w.begin_object();
     w.field("cgroup", s->cgroup);
-    scope(w, s->stall, s->analysis);
+    scope(w, s->stall, s->analysis, false);
     w.end_object();
   }
   w.end_array();

@@ -80,10 +80,21 @@ void reasons_block(std::string& out, const std::vector<VerdictReason>& reasons) 
 }
 
 void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysis& analysis) {
+  if (analysis.easing) line(out, "  easing: the pressure eased; what set the held level:");
   reasons_block(out, stall.reasons);
   std::string signals;
   for (std::string_view s : stall.signals) signals += (signals.empty() ? "" : ", ") + std::string(s);
   line(out, "  signals: %s; window %.1f s", signals.c_str(), stall.figures.window_seconds);
+  if (stall.lower_bound) {
+    std::string missing;
+    for (std::string_view s : stall.missing_signals) missing += (missing.empty() ? "" : ", ") + std::string(s);
+    line(out, "  missing: %s: the level is a lower bound (waits on refaults and swap-ins unmeasured)",
+         missing.c_str());
+  }
+  if (analysis.cgroups_at_limit > 0 && !analysis.short_of_memory) {
+    line(out, "  not short of memory itself: %llu cgroups stall at their own limits (below)",
+         static_cast<unsigned long long>(analysis.cgroups_at_limit));
+  }
   std::string supply;
   if (analysis.available_bytes) supply += "available " + human_bytes(static_cast<double>(*analysis.available_bytes));
   if (analysis.shortfall_bytes) {
@@ -96,6 +107,10 @@ void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysi
     supply += (supply.empty() ? "" : ", ") + std::string(when);
   }
   if (!supply.empty()) line(out, "  %s", supply.c_str());
+  if (analysis.unattributed_contributes && analysis.unattributed_bytes) {
+    line(out, "  held outside any member (own processes, unexported cgroups, tmpfs): %s",
+         human_bytes(static_cast<double>(*analysis.unattributed_bytes)).c_str());
+  }
   bool header = false;
   for (const ScopeMember& m : analysis.members) {
     if (m.role != PressureRole::kContributor) continue;
@@ -105,6 +120,9 @@ void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysi
     line(out, "  %-34s %6.2f %11s %9s  %s", fit(m.cgroup, 34).c_str(), m.contribution_ratio,
          human_bytes(m.growth_bytes_per_second).c_str(), human_bytes(static_cast<double>(m.relief_bytes)).c_str(),
          analysis.shortfall_bytes && *analysis.shortfall_bytes > 0 ? (covers ? "covers" : "short") : "");
+  }
+  if (header && analysis.similar_members > 0) {
+    line(out, "  ... and %llu similar members", static_cast<unsigned long long>(analysis.similar_members));
   }
   header = false;
   for (const ScopeProcess& p : analysis.processes) {
@@ -141,7 +159,7 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
   const StallVerdict none{};
   const StallVerdict& stall = d.stall ? *d.stall : none;
   if (stall.level != stall.instant_level) {
-    line(out, "NODE STALL: %s (held; this sample alone: %s)", level_name(stall.level).c_str(),
+    line(out, "NODE STALL: %s (held, easing; this sample alone: %s)", level_name(stall.level).c_str(),
          std::string(to_string(stall.instant_level)).c_str());
   } else {
     line(out, "NODE STALL: %s", level_name(stall.level).c_str());
@@ -151,7 +169,12 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
   const auto scopes = stalling_scopes(snapshot);
   for (const CgroupScope* s : scopes) {
     out += '\n';
-    line(out, "CGROUP STALL: %s %s", level_name(s->stall.level).c_str(), fit(s->cgroup, 60).c_str());
+    if (s->stall.level != s->stall.instant_level) {
+      line(out, "CGROUP STALL: %s %s (held, easing; this sample alone: %s)", level_name(s->stall.level).c_str(),
+           fit(s->cgroup, 40).c_str(), std::string(to_string(s->stall.instant_level)).c_str());
+    } else {
+      line(out, "CGROUP STALL: %s %s", level_name(s->stall.level).c_str(), fit(s->cgroup, 60).c_str());
+    }
     scope_block(out, s->stall, s->analysis);
   }
   if (scopes.empty() && !d.cgroup_scopes.empty()) {

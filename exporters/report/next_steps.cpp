@@ -22,31 +22,65 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
                  const ScopeAnalysis& analysis, bool cgroup) {
   if (stall.level == VerdictLevel::kNone) return;
   const std::string where = cgroup ? "cgroup " + std::string(scope) : std::string("the node");
-  for (const ScopeMember& m : analysis.members) {
-    if (m.role != PressureRole::kContributor) continue;
-    std::string step = "Stop or limit " + m.cgroup + " (holds " + bytes(m.footprint_bytes) + " of anon/shmem/swap";
-    if (m.growth_bytes_per_second > 0) step += ", growing " + human_bytes(m.growth_bytes_per_second) + "/s";
-    step += "): stopping it frees about " + bytes(m.relief_bytes);
-    if (analysis.shortfall_bytes && *analysis.shortfall_bytes > 0) {
-      step += m.relief_bytes >= *analysis.shortfall_bytes ? ", which covers " : ", short of ";
-      step += where + "'s shortfall of " + bytes(*analysis.shortfall_bytes);
+  if (!analysis.short_of_memory) {
+    // Not its stall: the cgroups at their limits have steps of their own.
+    if (!cgroup && analysis.cgroups_at_limit > 0) {
+      out.push_back("The node is not short of memory: " + std::to_string(analysis.cgroups_at_limit) +
+                    " cgroup(s) stall at their own limits; see their steps, nothing node-wide needs stopping.");
     }
+    return;
+  }
+  std::vector<const ScopeMember*> contributors;
+  for (const ScopeMember& m : analysis.members) {
+    if (m.role == PressureRole::kContributor) contributors.push_back(&m);
+  }
+  const auto covers_text = [&](std::uint64_t relief) {
+    if (!analysis.shortfall_bytes || *analysis.shortfall_bytes == 0) return std::string();
+    return (relief >= *analysis.shortfall_bytes ? ", which covers " : ", short of ") + where + "'s shortfall of " +
+           bytes(*analysis.shortfall_bytes);
+  };
+  if (analysis.unattributed_contributes && analysis.unattributed_bytes) {
+    out.push_back("Much of what presses on " + where + " is held outside its member cgroups: " +
+                  bytes(*analysis.unattributed_bytes) +
+                  " in its own processes, cgroups not exported, or tmpfs files no process maps; the processes below "
+                  "name who holds it.");
+  }
+  if (!contributors.empty()) {
+    const ScopeMember& m = *contributors.front();
+    std::string step = "Stop or limit " + m.cgroup + " (holds " + bytes(m.footprint_bytes) + " resident";
+    if (m.growth_bytes_per_second > 0) step += ", growing " + human_bytes(m.growth_bytes_per_second) + "/s";
+    step += "): stopping it frees about " + bytes(m.relief_bytes) + " of RAM";
+    if (contributors.size() == 1) step += covers_text(m.relief_bytes);
     out.push_back(step + ".");
-    break;  // the first contributor; the others are listed in the report
+    if (contributors.size() > 1) {
+      std::uint64_t together = 0;
+      std::string names;
+      for (std::size_t i = 0; i < contributors.size(); ++i) {
+        together += contributors[i]->relief_bytes;
+        names += (i == 0 ? "" : i + 1 == contributors.size() ? " and " : ", ") + contributors[i]->cgroup;
+      }
+      out.push_back("Stopping " + names + " together frees about " + bytes(together) + " of RAM" +
+                    covers_text(together) + ".");
+    }
+    if (analysis.similar_members > 0) {
+      out.push_back(std::to_string(analysis.similar_members) +
+                    " similar member(s) hold about as much: stopping any of them instead frees about as much.");
+    }
   }
   if (!analysis.processes.empty()) {
     const ScopeProcess& p = analysis.processes.front();
     std::string step = "The process pressing most on " + where + ": pid " + std::to_string(p.pid) + " (" + p.comm +
-                       (p.cgroup.empty() ? "" : ", in " + p.cgroup) + ") holds " + bytes(p.footprint_bytes);
+                       (p.cgroup.empty() ? "" : ", in " + p.cgroup) + ") holds " + bytes(p.footprint_bytes) +
+                       " resident";
     if (p.growth_bytes_per_second && *p.growth_bytes_per_second > 0) {
       step += ", growing " + human_bytes(*p.growth_bytes_per_second) + "/s";
     }
-    out.push_back(step + "; stopping it frees about " + bytes(p.relief_bytes) + ".");
+    out.push_back(step + "; stopping it frees about " + bytes(p.relief_bytes) + " of RAM.");
   }
-  if (cgroup && has_reason(stall.reasons, stall_reason::kMemcgLimit)) {
+  if (cgroup) {
     out.push_back("Raise the memory limit of " + std::string(scope) +
                   " (memory.max, or memory.limit_in_bytes on cgroup v1; for a pod, its resources.limits.memory) or "
-                  "lower what runs in it: it reclaims at its limit.");
+                  "lower what runs in it: it is short of memory at its own limit.");
   }
   if (has_reason(stall.reasons, stall_reason::kDirectReclaim)) {
     out.push_back("See which tasks reclaim directly: bpftrace -e 'tracepoint:vmscan:mm_vmscan_direct_reclaim_begin "

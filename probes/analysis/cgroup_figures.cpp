@@ -52,7 +52,7 @@ std::optional<std::string_view> parent_of(std::string_view path) {
 }
 
 // eBPF stall seconds of each cgroup's subtree, by cause: direct reclaim, reclaim at a memcg
-// limit (memcg + soft limit), compaction.
+// limit (memcg + soft limit), compaction. Cumulative, so one snapshot's sums are a counter.
 using SubtreeStall = std::array<double, 3>;
 std::unordered_map<std::string_view, SubtreeStall> subtree_stalls(const Snapshot& s) {
   std::unordered_map<std::string_view, SubtreeStall> sums;
@@ -121,7 +121,7 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
   std::vector<CgroupFigures> out;
   ++samples_;
   if (!current.cgroups) {
-    growth_.clear();
+    memory_.clear();
     return out;
   }
   const Snapshot* start = window_start(ring, current, window);
@@ -182,8 +182,10 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     } else if (auto v1_swap = stat(c, "swap")) {
       swap = *v1_swap;
     }
-    f.footprint_bytes = saturating_bytes(anon + shmem + swap);
-    f.relief_bytes = saturating_bytes(anon + swap);
+    // RAM and swap apart: a job swapped out holds no RAM a RAM shortfall could get back.
+    f.footprint_bytes = saturating_bytes(anon + shmem);
+    f.swap_bytes = saturating_bytes(swap);
+    f.relief_bytes = saturating_bytes(anon);
 
     std::optional<std::uint64_t> size = c.limited ? c.limit_bytes : std::nullopt;
     if (c.high_bytes && (!size || *c.high_bytes < *size)) size = c.high_bytes;
@@ -192,15 +194,29 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
       const std::uint64_t inactive = saturating_bytes(stat(c, "inactive_file").value_or(0));
       const std::uint64_t working_set = *c.usage_bytes > inactive ? *c.usage_bytes - inactive : 0;
       f.available_bytes = *size > working_set ? *size - working_set : 0;
+      const std::uint64_t file = saturating_bytes(stat(c, "file").value_or(0));
+      const std::uint64_t beyond_cache = *c.usage_bytes > file ? *c.usage_bytes - file : 0;
+      f.available_beyond_cache_bytes = *size > beyond_cache ? *size - beyond_cache : 0;
     }
     if (const auto it = unbacked.find(c.path); it != unbacked.end()) f.unbacked_promise_bytes = it->second;
 
-    Growth& g = growth_[c.path];
-    f.growth_bytes_per_second = g.ema.update(current.taken_at, f.footprint_bytes, growth_half_life);
-    g.seen = samples_;
+    Memory& m = memory_[c.path];
+    f.growth_bytes_per_second = m.ema.update(current.taken_at, f.footprint_bytes, growth_half_life);
+    const auto persist = [&](StallPersistence& p, std::optional<double> total, double present) {
+      return p.update(current.taken_at, total, present, stall.sustain, stall.long_window);
+    };
+    s.psi_some_persistence = persist(m.psi_some, psi_seconds(c, false), stall.psi_some[0]);
+    s.psi_full_persistence = persist(m.psi_full, psi_seconds(c, true), stall.psi_full[0]);
+    std::optional<double> ebpf_total;
+    if (current.reclaim_stall) {
+      const auto it = stalls_now.find(c.path);
+      ebpf_total = it == stalls_now.end() ? 0.0 : it->second[0] + it->second[1] + it->second[2];
+    }
+    s.ebpf_persistence = persist(m.ebpf, ebpf_total, stall.stall_seconds_per_second[0]);
+    m.seen = samples_;
     out.push_back(std::move(f));
   }
-  std::erase_if(growth_, [&](const auto& entry) { return entry.second.seen != samples_; });
+  std::erase_if(memory_, [&](const auto& entry) { return entry.second.seen != samples_; });
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/stall_model.hpp"
+#include "probes/analysis/stall_persistence.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
 
@@ -22,15 +23,19 @@ namespace memdiag::analysis {
 
 struct CgroupFigures {
   const CgroupSample* sample = nullptr;  // in the current snapshot
-  StallFigures stall;                    // its rates (window, thrashing window)
+  StallFigures stall;                    // its rates (window, thrashing window) and persistence
   std::vector<std::string_view> signals;
-  std::uint64_t footprint_bytes = 0;     // anon + shmem + swap
+  std::uint64_t footprint_bytes = 0;     // resident anon + shmem (its subtree's)
+  std::uint64_t swap_bytes = 0;          // in swap (its subtree's)
   double growth_bytes_per_second = 0;    // of the footprint, EMA
-  std::uint64_t relief_bytes = 0;        // anon + swap
+  std::uint64_t relief_bytes = 0;        // resident anon: the RAM stopping it frees
   // A cgroup with a limit (the lower of the hard limit and memory.high): its size, and what it
-  // can still supply (size less working set, usage less inactive file cache).
+  // can still supply (size less working set, usage less inactive file cache, as the kubelet
+  // counts it), and the same without any file cache (what the forecast follows: cache that
+  // can be reclaimed is never an exhaustion).
   std::optional<std::uint64_t> size_bytes;
   std::optional<std::uint64_t> available_bytes;
+  std::optional<std::uint64_t> available_beyond_cache_bytes;
   std::optional<std::uint64_t> unbacked_promise_bytes;  // its subtree's processes'
   // Its tasks' share of time stalled: PSI some where there is per-cgroup PSI, else the eBPF
   // stall time of its subtree.
@@ -40,16 +45,18 @@ struct CgroupFigures {
 class CgroupFigureTracker {
  public:
   // One entry per cgroup of current.cgroups, in its order (empty without the section). The
-  // stall thresholds give the windows and the refault floor.
+  // stall thresholds give the windows, the persistence spans and the refault floor.
   std::vector<CgroupFigures> compute(const Snapshot& current, const std::vector<SnapshotPtr>& ring,
                                      const StallThresholds& stall, std::chrono::milliseconds growth_half_life);
 
  private:
-  struct Growth {
+  // What is remembered of a cgroup between samples.
+  struct Memory {
     GrowthEma ema;
+    StallPersistence psi_some, psi_full, ebpf;
     std::uint64_t seen = 0;  // the sample it was last updated in
   };
-  std::unordered_map<std::string, Growth> growth_;
+  std::unordered_map<std::string, Memory> memory_;
   std::uint64_t samples_ = 0;
 };
 

@@ -17,10 +17,15 @@ std::string_view parent_path(std::string_view path) {
   return slash == 0 ? std::string_view("/") : path.substr(0, slash);
 }
 
+std::size_t depth_of(std::string_view path) {
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
 MemberFigures member_of(const CgroupFigures& f) {
   MemberFigures m;
   m.cgroup = f.sample->path;
   m.footprint_bytes = f.footprint_bytes;
+  m.swap_bytes = f.swap_bytes;
   m.growth_bytes_per_second = f.growth_bytes_per_second;
   m.relief_bytes = f.relief_bytes;
   m.stall_ratio = f.stall_ratio();
@@ -33,7 +38,9 @@ MemberFigures member_of(const CgroupFigures& f) {
 struct NodeSupply {
   std::uint64_t size_bytes = 0;
   std::uint64_t available_bytes = 0;
-  std::optional<std::uint64_t> footprint_bytes;  // what the node's processes hold, as one number
+  // What the node's processes hold, as one number: resident anon + shmem (Linux: AnonPages +
+  // Shmem), or the commit charge (Windows).
+  std::optional<std::uint64_t> footprint_bytes;
 };
 
 NodeSupply node_supply(const Snapshot& current) {
@@ -49,7 +56,11 @@ NodeSupply node_supply(const Snapshot& current) {
   if (m.physical_total_bytes == 0) return n;
   n.size_bytes = m.physical_total_bytes;
   n.available_bytes = m.physical_available_bytes;
-  n.footprint_bytes = m.commit_backed_bytes;
+  if (current.meminfo) {
+    const auto anon = current.meminfo->get("AnonPages");
+    const auto shmem = current.meminfo->get("Shmem");
+    if (anon && shmem) n.footprint_bytes = *anon + *shmem;
+  }
   return n;
 }
 
@@ -71,6 +82,8 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
   if (!(settings.stall == settings_.stall) || !(settings.roles == settings_.roles) ||
       !(settings.forecast == settings_.forecast)) {
     node_model_ = StallModel(settings.stall);
+    node_hold_ = {};
+    node_peak_ = {};
     node_trend_ = {};
     promise_trend_ = {};
     cgroup_figures_ = {};
@@ -80,6 +93,7 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
       state.hold = {};
       state.trend = {};
       state.faults = {};
+      state.peak = {};
     }
   }
   settings_ = settings;
@@ -93,12 +107,47 @@ void DiagnosisModel::note_transition(std::vector<VerdictTransition>& out, const 
   logged = verdict.level;
 }
 
+void DiagnosisModel::settle_roles(StallVerdict& verdict, ScopeAnalysis& analysis, Evidence& peak,
+                                  const std::vector<MemberFigures>& members, const ScopeWhole& whole,
+                                  const std::optional<ProcessScan>& scan, std::string_view cgroup) {
+  RankedMembers ranked = rank_members(members, verdict.level, whole, settings_.roles, settings_.stall);
+  analysis.footprint_bytes = ranked.footprint_bytes;
+  analysis.unattributed_bytes = ranked.unattributed_bytes;
+  if (verdict.level == VerdictLevel::kNone) {
+    peak = {};
+    return;
+  }
+  // Easing: the level is held (or kept by the long window's share) while tasks no longer wait
+  // now; what is said is what set the level.
+  const bool waiting_now = waiting_noticeably(verdict.figures, settings_.stall).value_or(true);
+  const bool easing = verdict.level > verdict.instant_level || !waiting_now;
+  if (easing && peak.level >= verdict.level) {
+    analysis.easing = true;
+    verdict.reasons = peak.reasons;
+    analysis.members = peak.members;
+    analysis.processes = peak.processes;
+    analysis.similar_members = peak.similar_members;
+    analysis.unattributed_contributes = peak.unattributed_contributes;
+    return;
+  }
+  analysis.members = std::move(ranked.members);
+  analysis.similar_members = ranked.similar_members;
+  analysis.unattributed_contributes = ranked.unattributed_contributes;
+  if (scan) {
+    analysis.processes =
+        rank_processes(*scan, ScopeTotals{cgroup, whole}, verdict.level, process_growth_, settings_.roles);
+  }
+  if (!easing && verdict.instant_level == verdict.level) {
+    peak = Evidence{verdict.level, verdict.reasons, analysis.members, analysis.processes, analysis.similar_members,
+                    analysis.unattributed_contributes};
+  }
+}
+
 std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const std::vector<SnapshotPtr>& ring) {
   ++samples_;
   std::vector<VerdictTransition> transitions;
   derive_figures(current, settings_.overcommit);
   DerivedFigures& derived = current.derived;
-  derived.stall = node_model_.assess(current, ring);
 
   const std::vector<CgroupFigures> figures =
       cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);
@@ -126,15 +175,43 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
       scope.stall.figures.fault_latency_ratio = state.faults.update(*canary, current.taken_at, calm);
     }
     judge_stall(scope.stall, settings_.stall);
-    scope.stall.level = state.hold.update(current.taken_at, scope.stall.instant_level, settings_.stall.hold);
     scope.analysis.available_bytes = f.available_bytes;
     scope.analysis.shortfall_bytes = shortfall_bytes(*f.size_bytes, *f.available_bytes, settings_.roles);
-    scope.analysis.exhaustion_seconds = state.trend.add(current.taken_at, static_cast<double>(*f.available_bytes),
-                                                        static_cast<double>(*f.size_bytes), settings_.forecast);
+    // Short: below its headroom, or its own limit was hit in the window (v1 failcnt counts the
+    // limit that refused a charge; v2 memory.events max/high) or it OOM-killed.
+    const StallFigures& sf = scope.stall.figures;
+    scope.analysis.short_of_memory = *scope.analysis.shortfall_bytes > 0 ||
+                                     (sf.limit_events_per_second && *sf.limit_events_per_second > 0) ||
+                                     (sf.oom_kills && *sf.oom_kills > 0);
+    // The forecast follows what cache cannot give back: reclaimable cache filling up is no
+    // exhaustion.
+    if (f.available_beyond_cache_bytes) {
+      scope.analysis.exhaustion_seconds =
+          state.trend.add(current.taken_at, static_cast<double>(*f.available_beyond_cache_bytes),
+                          static_cast<double>(*f.size_bytes), settings_.forecast);
+    }
     scope_at.emplace(f.sample->path, derived.cgroup_scopes.size());
     derived.cgroup_scopes.push_back(std::move(scope));
     scope_members.emplace_back();
     scope_figures.push_back(&f);
+  }
+  // Each stall stays with the innermost scope short of memory: deepest scopes first, each
+  // telling its limited ancestors that it stalls at its own limit.
+  std::vector<std::size_t> deepest_first(derived.cgroup_scopes.size());
+  for (std::size_t i = 0; i < deepest_first.size(); ++i) deepest_first[i] = i;
+  std::stable_sort(deepest_first.begin(), deepest_first.end(), [&](std::size_t a, std::size_t b) {
+    return depth_of(derived.cgroup_scopes[a].cgroup) > depth_of(derived.cgroup_scopes[b].cgroup);
+  });
+  std::vector<std::size_t> inner_stalling(derived.cgroup_scopes.size(), 0);
+  std::size_t cgroups_at_limit = 0;
+  for (std::size_t i : deepest_first) {
+    CgroupScope& scope = derived.cgroup_scopes[i];
+    own_stall(scope.stall, scope.analysis.short_of_memory, inner_stalling[i]);
+    if (scope.stall.instant_level == VerdictLevel::kNone || !scope.analysis.short_of_memory) continue;
+    ++cgroups_at_limit;
+    for (auto at = parent_path(scope.cgroup); !at.empty(); at = parent_path(at)) {
+      if (const auto it = scope_at.find(at); it != scope_at.end()) ++inner_stalling[it->second];
+    }
   }
   std::vector<MemberFigures> node_members;
   for (const CgroupFigures& f : figures) {
@@ -145,15 +222,18 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   }
   for (std::size_t i = 0; i < derived.cgroup_scopes.size(); ++i) {
     CgroupScope& scope = derived.cgroup_scopes[i];
+    ScopeState& state = scopes_[scope.cgroup];
+    scope.stall.level = state.hold.update(current.taken_at, scope.stall.instant_level, settings_.stall.hold);
     const CgroupFigures& own = *scope_figures[i];
-    scope.analysis.members =
-        rank_members(scope_members[i], scope.stall.level, *own.size_bytes, settings_.roles, settings_.stall);
-    if (scan) {
-      const ScopeTotals totals{scope.cgroup, own.footprint_bytes, own.growth_bytes_per_second,
-                               own.unbacked_promise_bytes.value_or(0), *own.size_bytes};
-      scope.analysis.processes = rank_processes(*scan, totals, scope.stall.level, process_growth_, settings_.roles);
-    }
-    note_transition(transitions, current, scope.cgroup, scopes_[scope.cgroup].logged, scope.stall, scope.analysis);
+    ScopeWhole whole;
+    whole.footprint_bytes = own.footprint_bytes;
+    whole.growth_bytes_per_second = own.growth_bytes_per_second;
+    whole.unbacked_promise_bytes = own.unbacked_promise_bytes.value_or(0);
+    whole.size_bytes = *own.size_bytes;
+    whole.shortfall_bytes = scope.analysis.shortfall_bytes.value_or(0);
+    whole.short_of_memory = scope.analysis.short_of_memory;
+    settle_roles(scope.stall, scope.analysis, state.peak, scope_members[i], whole, scan, scope.cgroup);
+    note_transition(transitions, current, scope.cgroup, state.logged, scope.stall, scope.analysis);
   }
   // A scope that is gone (its cgroup removed, its limit lifted, or no longer exported) ends its
   // story in the timeline and the log, instead of seeming to stall on forever.
@@ -169,6 +249,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   // The node as a scope. Its size and what is left: physical memory and MemAvailable on Linux;
   // on Windows the commit limit and the commit headroom (limit less charge), what the kubelet
   // takes as memory.available there, since a commit past the limit fails outright.
+  StallVerdict stall = node_model_.assess_instant(current, ring);
   ScopeAnalysis node;
   const NodeSupply supply = node_supply(current);
   if (supply.size_bytes > 0) {
@@ -177,19 +258,26 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(supply.available_bytes),
                                               static_cast<double>(supply.size_bytes), settings_.forecast);
   }
-  node.members = rank_members(node_members, derived.stall->level, supply.size_bytes, settings_.roles, settings_.stall);
-  ScopeTotals node_totals;
-  node_totals.size_bytes = supply.size_bytes;
+  // The node is short when it has less than its headroom left or reclaims globally. Where it
+  // cannot tell (no vmstat: Windows), its stall is its own.
+  node.cgroups_at_limit = cgroups_at_limit;
+  const std::optional<bool> reclaiming = node_model_.reclaiming_globally(stall.figures);
+  node.short_of_memory = node.shortfall_bytes.value_or(0) > 0 || reclaiming.value_or(true);
+  own_stall(stall, node.short_of_memory, cgroups_at_limit);
+  stall.level = node_hold_.update(current.taken_at, stall.instant_level, settings_.stall.hold);
+  ScopeWhole node_whole;
+  node_whole.size_bytes = supply.size_bytes;
+  node_whole.shortfall_bytes = node.shortfall_bytes.value_or(0);
+  node_whole.short_of_memory = node.short_of_memory;
   if (supply.footprint_bytes) {
-    node_totals.footprint_bytes = *supply.footprint_bytes;
-    node_totals.growth_bytes_per_second =
-        node_growth_.update(current.taken_at, node_totals.footprint_bytes, settings_.roles.growth_half_life);
+    node_whole.footprint_bytes = *supply.footprint_bytes;
+    node_whole.growth_bytes_per_second =
+        node_growth_.update(current.taken_at, node_whole.footprint_bytes, settings_.roles.growth_half_life);
   }
-  if (scan) {
-    if (current.processes) node_totals.unbacked_promise_bytes = current.processes->unbacked_promise_bytes;
-    node.processes = rank_processes(*scan, node_totals, derived.stall->level, process_growth_, settings_.roles);
-  }
-  note_transition(transitions, current, "node", node_logged_, *derived.stall, node);
+  if (current.processes) node_whole.unbacked_promise_bytes = current.processes->unbacked_promise_bytes;
+  settle_roles(stall, node, node_peak_, node_members, node_whole, scan, {});
+  note_transition(transitions, current, "node", node_logged_, stall, node);
+  derived.stall = std::move(stall);
   derived.node_scope = std::move(node);
 
   // The promises coming due: the unbacked promise's own trend to zero gives its drawdown rate

@@ -1,9 +1,10 @@
-// The diagnosis of one sample (issue 14), computed by the sampler after every source has
-// sampled: the node's stall verdict (stall_model.hpp), every cgroup with a limit judged as a
-// scope of its own (from its PSI, eBPF stall time, limit events, refaults and OOM kills, with
-// the same thresholds and the same hysteresis), contributors and victims in each stalling scope
-// (pressure_roles.hpp), the forecast (forecast.hpp) and the transitions of the levels, kept
-// (bounded) for the API. Portable: it reads only the snapshot and the ring.
+// The diagnosis of one sample, computed by the sampler after every source has sampled: every
+// cgroup with a limit judged as a scope of its own (from its PSI, eBPF stall time, limit events,
+// refaults and OOM kills), then the node (stall_model.hpp), with the same thresholds and the same
+// hysteresis; each stall kept by the innermost scope that is short of memory (own_stall);
+// contributors and victims in each stalling scope (pressure_roles.hpp), the forecast
+// (forecast.hpp) and the transitions of the levels, kept (bounded) for the API. Portable: it
+// reads only the snapshot and the ring.
 #pragma once
 
 #include <cstddef>
@@ -39,19 +40,38 @@ class DiagnosisModel {
   void set_settings(const DiagnosisSettings& settings);
 
  private:
+  // What set a scope's held level: kept while the hold keeps the level after the pressure eased,
+  // so the report shows the reasons and roles of that moment, not this sample's calm.
+  struct Evidence {
+    VerdictLevel level = VerdictLevel::kNone;
+    std::vector<VerdictReason> reasons;
+    std::vector<ScopeMember> members;
+    std::vector<ScopeProcess> processes;
+    std::size_t similar_members = 0;
+    bool unattributed_contributes = false;
+  };
+
   struct ScopeState {
     LevelHold hold;
     AvailableTrend trend;
     FaultBaseline faults;  // a canary running in the scope's cgroup (canary.cgroups), if any
+    Evidence peak;
     VerdictLevel logged = VerdictLevel::kNone;
     std::uint64_t seen = 0;
   };
 
   void note_transition(std::vector<VerdictTransition>& out, const Snapshot& current, std::string scope,
                        VerdictLevel& logged, const StallVerdict& verdict, const ScopeAnalysis& analysis);
+  // Fills the roles of a scope whose held level is `verdict.level`: ranked now while the level
+  // is this sample's own, or the peak's evidence while it is held (easing).
+  void settle_roles(StallVerdict& verdict, ScopeAnalysis& analysis, Evidence& peak,
+                    const std::vector<MemberFigures>& members, const ScopeWhole& whole,
+                    const std::optional<ProcessScan>& scan, std::string_view cgroup);
 
   DiagnosisSettings settings_;
   StallModel node_model_;
+  LevelHold node_hold_;
+  Evidence node_peak_;
   AvailableTrend node_trend_;
   AvailableTrend promise_trend_;  // the node's unbacked promise, for the drawdown forecast
   VerdictLevel node_logged_ = VerdictLevel::kNone;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "probes/analysis/saturating.hpp"
@@ -18,51 +19,119 @@ double contribution_ratio(const PressureShares& shares, const RoleSettings& role
   return each * (shares.held.value_or(0) + shares.growth.value_or(0)) + promise_weight * shares.promise.value_or(0);
 }
 
-bool contributes(const PressureShares& shares, std::uint64_t footprint_bytes, double growth_bytes_per_second,
-                 std::uint64_t scope_size_bytes, const RoleSettings& roles) {
+bool sizeable(std::uint64_t footprint_bytes, double growth_bytes_per_second, std::uint64_t scope_size_bytes,
+              const RoleSettings& roles) {
   const double size_floor = roles.contributor_min_scope_ratio * static_cast<double>(scope_size_bytes);
   const double half_life_s = std::chrono::duration<double>(roles.growth_half_life).count();
-  const bool sizeable = static_cast<double>(footprint_bytes) >= size_floor ||
-                        std::max(0.0, growth_bytes_per_second) * half_life_s >= size_floor;
-  return sizeable && (shares.held.value_or(0) >= roles.contributor_min_ratio ||
-                      shares.growth.value_or(0) >= roles.contributor_min_ratio);
+  return static_cast<double>(footprint_bytes) >= size_floor ||
+         std::max(0.0, growth_bytes_per_second) * half_life_s >= size_floor;
 }
 
-std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
-                                      std::uint64_t scope_size_bytes, const RoleSettings& roles,
-                                      const StallThresholds& stall) {
-  std::vector<ScopeMember> ranked;
-  if (scope_level == VerdictLevel::kNone || members.empty()) return ranked;
+Cover covering_set(const std::vector<Candidate>& candidates, std::uint64_t shortfall_bytes, std::size_t most,
+                   double similar_ratio) {
+  Cover cover;
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return candidates[a].contribution > candidates[b].contribution;
+  });
+  std::uint64_t relief = 0;
+  std::size_t rest = 0;  // where the walk stopped
+  for (; rest < order.size(); ++rest) {
+    const Candidate& c = candidates[order[rest]];
+    if (!c.eligible || c.contribution <= 0) continue;
+    if (!cover.taken.empty() && (relief >= shortfall_bytes || cover.taken.size() >= most)) break;
+    cover.taken.push_back(order[rest]);
+    relief += c.relief_bytes;
+  }
+  if (cover.taken.empty()) return cover;
+  const double last = candidates[cover.taken.back()].contribution;
+  for (; rest < order.size(); ++rest) {
+    const Candidate& c = candidates[order[rest]];
+    if (c.eligible && c.contribution >= similar_ratio * last) ++cover.similar;
+  }
+  return cover;
+}
+
+RankedMembers rank_members(const std::vector<MemberFigures>& members, VerdictLevel scope_level,
+                           const ScopeWhole& scope, const RoleSettings& roles, const StallThresholds& stall) {
+  RankedMembers ranked;
   double held = 0, grown = 0, promised = 0;
   for (const MemberFigures& m : members) {
     held += static_cast<double>(m.footprint_bytes);
     grown += std::max(0.0, m.growth_bytes_per_second);
     promised += static_cast<double>(m.unbacked_promise_bytes.value_or(0));
   }
-  std::vector<ScopeMember> contributors, victims;
-  for (const MemberFigures& m : members) {
-    // Without growth anywhere, size alone tells; without anything held, growth alone.
+  // The members' sums stand in where the scope's own figure is smaller (read at another moment,
+  // or unknown); what the scope holds beyond them is the remainder.
+  const double whole_held = std::max(held, static_cast<double>(scope.footprint_bytes));
+  const double whole_grown = std::max(grown, std::max(0.0, scope.growth_bytes_per_second));
+  const double whole_promised = std::max(promised, static_cast<double>(scope.unbacked_promise_bytes));
+  ranked.footprint_bytes = saturating_bytes(whole_held);
+  ranked.unattributed_bytes = saturating_bytes(whole_held - held);
+  if (scope_level == VerdictLevel::kNone || (members.empty() && ranked.unattributed_bytes == 0)) return ranked;
+
+  const auto shares_of = [&](double footprint, double growth, double promise) {
     PressureShares shares;
-    if (held > 0) shares.held = static_cast<double>(m.footprint_bytes) / held;
-    if (grown > 0) shares.growth = std::max(0.0, m.growth_bytes_per_second) / grown;
-    if (promised > 0) shares.promise = static_cast<double>(m.unbacked_promise_bytes.value_or(0)) / promised;
+    if (whole_held > 0) shares.held = footprint / whole_held;
+    if (whole_grown > 0) shares.growth = std::max(0.0, growth) / whole_grown;
+    if (whole_promised > 0) shares.promise = promise / whole_promised;
+    return shares;
+  };
+  std::vector<ScopeMember> all;
+  std::vector<Candidate> candidates;
+  all.reserve(members.size());
+  candidates.reserve(members.size() + 1);
+  for (const MemberFigures& m : members) {
+    const PressureShares shares = shares_of(static_cast<double>(m.footprint_bytes), m.growth_bytes_per_second,
+                                            static_cast<double>(m.unbacked_promise_bytes.value_or(0)));
     ScopeMember out;
     out.cgroup = std::string(m.cgroup);
     out.contribution_ratio = contribution_ratio(shares, roles);
     out.footprint_bytes = m.footprint_bytes;
+    out.swap_bytes = m.swap_bytes;
     out.growth_bytes_per_second = m.growth_bytes_per_second;
     out.relief_bytes = m.relief_bytes;
+    out.relief_swap_bytes = m.swap_bytes;
     out.stall_ratio = m.stall_ratio;
     out.refault_ratio = m.refault_ratio;
     out.unbacked_promise_bytes = m.unbacked_promise_bytes;
+    candidates.push_back(Candidate{out.contribution_ratio, out.relief_bytes,
+                                   sizeable(m.footprint_bytes, m.growth_bytes_per_second, scope.size_bytes, roles)});
+    all.push_back(std::move(out));
+  }
+  // The remainder, as one more candidate: its RAM is anon or shmem held outside the members.
+  const double remainder_growth = std::max(0.0, whole_grown - grown);
+  const double remainder_promise = std::max(0.0, whole_promised - promised);
+  const double remainder_contribution =
+      contribution_ratio(shares_of(static_cast<double>(ranked.unattributed_bytes), remainder_growth, remainder_promise),
+                         roles);
+  candidates.push_back(Candidate{remainder_contribution, ranked.unattributed_bytes,
+                                 sizeable(ranked.unattributed_bytes, remainder_growth, scope.size_bytes, roles)});
+
+  std::vector<bool> contributor(all.size(), false);
+  if (scope.short_of_memory) {
+    const Cover cover = covering_set(candidates, scope.shortfall_bytes, roles.max_members, roles.similar_ratio);
+    for (std::size_t i : cover.taken) {
+      if (i == all.size()) {
+        ranked.unattributed_contributes = true;
+      } else {
+        contributor[i] = true;
+      }
+    }
+    ranked.similar_members = cover.similar;
+  }
+  std::vector<ScopeMember> contributors, victims;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    ScopeMember& m = all[i];
     const bool stalls = m.stall_ratio && *m.stall_ratio >= stall.psi_some[0];
     const bool thrashes = m.refault_ratio && *m.refault_ratio >= stall.refault_ratio[0];
-    if (contributes(shares, m.footprint_bytes, m.growth_bytes_per_second, scope_size_bytes, roles)) {
-      out.role = PressureRole::kContributor;
-      contributors.push_back(std::move(out));
+    if (contributor[i]) {
+      m.role = PressureRole::kContributor;
+      contributors.push_back(std::move(m));
     } else if (stalls || thrashes) {
-      out.role = PressureRole::kVictim;
-      victims.push_back(std::move(out));
+      m.role = PressureRole::kVictim;
+      victims.push_back(std::move(m));
     }
   }
   std::stable_sort(contributors.begin(), contributors.end(), [](const ScopeMember& a, const ScopeMember& b) {
@@ -74,10 +143,9 @@ std::vector<ScopeMember> rank_members(const std::vector<MemberFigures>& members,
     if (sa != sb) return sa > sb;
     return a.refault_ratio.value_or(0) > b.refault_ratio.value_or(0);
   });
-  if (contributors.size() > roles.max_members) contributors.resize(roles.max_members);
   if (victims.size() > roles.max_members) victims.resize(roles.max_members);
-  ranked = std::move(contributors);
-  for (ScopeMember& v : victims) ranked.push_back(std::move(v));
+  ranked.members = std::move(contributors);
+  for (ScopeMember& v : victims) ranked.members.push_back(std::move(v));
   return ranked;
 }
 

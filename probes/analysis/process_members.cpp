@@ -16,14 +16,12 @@ bool within(std::string_view process_cgroup, std::string_view scope) {
 
 }  // namespace
 
-std::uint64_t process_footprint_bytes(const SelectedProcess& p) {
-  return p.rss_anon_bytes + p.rss_shmem_bytes + p.swap_bytes;
-}
+std::uint64_t process_footprint_bytes(const SelectedProcess& p) { return p.rss_anon_bytes + p.rss_shmem_bytes; }
 
 namespace {
 
 MemberProcess member_of(const SelectedProcess& p) {
-  return {p.pid, p.comm, p.cgroup, process_footprint_bytes(p), p.rss_anon_bytes + p.swap_bytes, p.unbacked_promise_bytes};
+  return {p.pid, p.comm, p.cgroup, process_footprint_bytes(p), p.rss_anon_bytes, p.swap_bytes, p.unbacked_promise_bytes};
 }
 
 }  // namespace
@@ -41,7 +39,7 @@ ProcessScan scan_of(const ProcessMemorySection& processes, std::chrono::system_c
   for (const ProcessMemory& p : processes.processes) {
     const std::uint64_t private_bytes = p.committed_private_bytes.value_or(0);
     const std::uint64_t footprint = private_bytes > 0 ? private_bytes : p.resident_bytes;
-    scan.processes.push_back({p.pid, p.name, {}, footprint, footprint, p.unbacked_promise_bytes.value_or(0)});
+    scan.processes.push_back({p.pid, p.name, {}, footprint, footprint, 0, p.unbacked_promise_bytes.value_or(0)});
   }
   return scan;
 }
@@ -100,13 +98,13 @@ std::vector<ScopeProcess> rank_processes(const ProcessSection& processes, const 
 std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTotals& scope, VerdictLevel scope_level,
                                          const ProcessGrowthTracker& growth, const RoleSettings& roles) {
   std::vector<ScopeProcess> ranked;
-  if (scope_level == VerdictLevel::kNone) return ranked;
+  if (scope_level == VerdictLevel::kNone || !scope.whole.short_of_memory) return ranked;
   std::vector<const MemberProcess*> in_scope;
   // The scope's totals, or the selected processes' own sums where those are larger (a scope
   // total read at another moment than the scan, or unknown).
-  double held = static_cast<double>(scope.footprint_bytes);
-  double grown = std::max(0.0, scope.growth_bytes_per_second);
-  double promised = static_cast<double>(scope.unbacked_promise_bytes);
+  double held = static_cast<double>(scope.whole.footprint_bytes);
+  double grown = std::max(0.0, scope.whole.growth_bytes_per_second);
+  double promised = static_cast<double>(scope.whole.unbacked_promise_bytes);
   double held_sum = 0, grown_sum = 0, promised_sum = 0;
   for (const MemberProcess& p : scan.processes) {
     if (!within(p.cgroup, scope.cgroup)) continue;
@@ -118,6 +116,8 @@ std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTot
   held = std::max(held, held_sum);
   grown = std::max(grown, grown_sum);
   promised = std::max(promised, promised_sum);
+  std::vector<ScopeProcess> all;
+  std::vector<Candidate> candidates;
   for (const MemberProcess* p : in_scope) {
     const std::uint64_t footprint = p->footprint_bytes;
     const std::optional<double> grows = growth.growth(*p);
@@ -125,7 +125,6 @@ std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTot
     if (held > 0) shares.held = static_cast<double>(footprint) / held;
     if (grown > 0) shares.growth = std::max(0.0, grows.value_or(0)) / grown;
     if (promised > 0) shares.promise = static_cast<double>(p->unbacked_promise_bytes) / promised;
-    if (!contributes(shares, footprint, grows.value_or(0), scope.size_bytes, roles)) continue;
     ScopeProcess out;
     out.pid = p->pid;
     out.comm = std::string(p->comm);
@@ -134,13 +133,14 @@ std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTot
     out.footprint_bytes = footprint;
     out.growth_bytes_per_second = grows;
     out.relief_bytes = p->relief_bytes;
+    out.relief_swap_bytes = p->swap_bytes;
     out.unbacked_promise_bytes = p->unbacked_promise_bytes;
-    ranked.push_back(std::move(out));
+    candidates.push_back(Candidate{out.contribution_ratio, out.relief_bytes,
+                                   sizeable(footprint, grows.value_or(0), scope.whole.size_bytes, roles)});
+    all.push_back(std::move(out));
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const ScopeProcess& a, const ScopeProcess& b) {
-    return a.contribution_ratio > b.contribution_ratio;
-  });
-  if (ranked.size() > roles.max_members) ranked.resize(roles.max_members);
+  const Cover cover = covering_set(candidates, scope.whole.shortfall_bytes, roles.max_members, roles.similar_ratio);
+  for (std::size_t i : cover.taken) ranked.push_back(std::move(all[i]));
   return ranked;
 }
 

@@ -1,10 +1,9 @@
-// Processes as members of a pressured scope (issue 14, item 4: "rank its child cgroups (and top
-// processes)"). A cgroup's children say which job presses; its processes say which program in
+// Processes as members of a pressured scope. A cgroup's children say which job presses; its processes say which program in
 // it, and they are what a person stops. The processes are the process source's selection (top-N
 // by resident memory, by unbacked promise, by map count: probes/core/process_selection.hpp), so
 // a scope names its top processes from among those; each is judged against the whole scope with
-// the members' rules (pressure_roles.hpp): its share of the scope's footprint (anon + shmem +
-// swap), of the footprint's growth (an EMA between process scans) and of the scope's unbacked
+// the members' rules (pressure_roles.hpp): its share of the scope's resident footprint (anon +
+// shmem), of the footprint's growth (an EMA between process scans) and of the scope's unbacked
 // promises. Processes have no stall figure of their own, so they are only ever contributors.
 //
 // On Windows the processes come from ProcessMemorySection (windows/process_memory): a process's
@@ -35,8 +34,9 @@ struct MemberProcess {
   int pid = 0;
   std::string_view comm;
   std::string_view cgroup;  // "" where there are no cgroups (Windows)
-  std::uint64_t footprint_bytes = 0;  // Linux anon + shmem + swap; Windows private bytes
-  std::uint64_t relief_bytes = 0;     // what stopping it gives back: anon + swap; private bytes
+  std::uint64_t footprint_bytes = 0;  // Linux resident anon + shmem; Windows private bytes
+  std::uint64_t relief_bytes = 0;     // the RAM stopping it gives back: resident anon; private bytes
+  std::uint64_t swap_bytes = 0;       // Linux: what it has in swap (freed too, but not RAM)
   std::uint64_t unbacked_promise_bytes = 0;
 };
 
@@ -76,19 +76,18 @@ class ProcessGrowthTracker {
   std::uint64_t scans_ = 0;
 };
 
-// What the whole scope holds, grows and was promised: the denominators of a process's shares.
+// What the whole scope holds, grows and was promised (the denominators of a process's shares),
+// and what it is short of.
 struct ScopeTotals {
   std::string_view cgroup;  // its processes are in it or below; "" for the node: every process
-  std::uint64_t footprint_bytes = 0;
-  double growth_bytes_per_second = 0;
-  std::uint64_t unbacked_promise_bytes = 0;
-  std::uint64_t size_bytes = 0;  // the node's memory or the cgroup's limit (0: no size floor)
+  ScopeWhole whole;
 };
 
 std::uint64_t process_footprint_bytes(const SelectedProcess& p);
 
-// The scope's contributing processes, highest contribution first, at most roles.max_members;
-// empty when `scope_level` is none.
+// The scope's contributing processes, highest contribution first: the smallest set whose RAM
+// relief covers the scope's shortfall (pressure_roles.hpp), at most roles.max_members; empty
+// when `scope_level` is none or the scope is not short of memory.
 std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTotals& scope, VerdictLevel scope_level,
                                          const ProcessGrowthTracker& growth, const RoleSettings& roles);
 std::vector<ScopeProcess> rank_processes(const ProcessSection& processes, const ScopeTotals& scope,

@@ -62,37 +62,89 @@ std::optional<bool> waiting_noticeably(const StallFigures& f, const StallThresho
   return std::nullopt;
 }
 
+namespace {
+
+// A stall measure judged by the time it took (stall_persistence.hpp): the window's share is at
+// most kBriefStallLevelCap; the sustained share and the long window's are worth their level.
+// The figure given is the one that set the level (sustained, then long, then the window's).
+struct TimeLost {
+  VerdictLevel level = VerdictLevel::kNone;
+  double value = 0;
+};
+
+TimeLost time_lost(std::optional<double> window, const StallPersistenceFigures& p, const LevelThresholds& bounds) {
+  TimeLost best;
+  const auto consider = [&](std::optional<double> share, VerdictLevel cap) {
+    if (!share) return;
+    const VerdictLevel level = std::min(level_reached(*share, bounds), cap);
+    if (level > best.level) best = {level, *share};
+  };
+  consider(p.sustained_ratio, VerdictLevel::kCritical);
+  consider(p.long_ratio, VerdictLevel::kCritical);
+  consider(window, kBriefStallLevelCap);
+  return best;
+}
+
+void add_time_lost(StallVerdict& v, const TimeLost& lost, const LevelThresholds& bounds) {
+  if (lost.level == VerdictLevel::kNone) return;
+  v.reasons.push_back(
+      VerdictReason{stall_reason::kStallTime, lost.value, bounds[static_cast<std::size_t>(lost.level) - 1], lost.level});
+}
+
+bool is_stall_reason(std::string_view code) {
+  return code == stall_reason::kStallTime || code == stall_reason::kDirectReclaim ||
+         code == stall_reason::kMemcgLimit || code == stall_reason::kThrashing || code == stall_reason::kOomKill ||
+         code == stall_reason::kSwapExhausted;
+}
+
+void settle_level(StallVerdict& v) {
+  std::stable_sort(v.reasons.begin(), v.reasons.end(),
+                   [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
+  v.instant_level = VerdictLevel::kNone;
+  for (const VerdictReason& r : v.reasons) v.instant_level = std::max(v.instant_level, r.level);
+  v.level = v.instant_level;
+}
+
+}  // namespace
+
 void judge_stall(StallVerdict& v, const StallThresholds& t) {
   const StallFigures& f = v.figures;
   v.reasons.clear();
-  // Stall time sets the level: PSI where there is PSI, eBPF stall time where not.
-  if (f.psi_some_ratio || f.psi_full_ratio) {
-    const VerdictLevel some = f.psi_some_ratio ? level_reached(*f.psi_some_ratio, t.psi_some) : VerdictLevel::kNone;
-    const VerdictLevel full = f.psi_full_ratio ? level_reached(*f.psi_full_ratio, t.psi_full) : VerdictLevel::kNone;
+  const bool has_psi = f.psi_some_ratio || f.psi_full_ratio;
+  const bool has_ebpf = f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio;
+  // Stall time sets the level, by the time it took: PSI where there is PSI, eBPF stall time
+  // where not.
+  std::optional<VerdictLevel> stall_level;
+  if (has_psi) {
+    const TimeLost some = time_lost(f.psi_some_ratio, f.psi_some_persistence, t.psi_some);
+    const TimeLost full = time_lost(f.psi_full_ratio, f.psi_full_persistence, t.psi_full);
     // At the same level, full is the graver figure (every task waited), so it is the one given.
-    if (full != VerdictLevel::kNone && full >= some) {
-      add(v, stall_reason::kStallTime, *f.psi_full_ratio, t.psi_full);
-    } else if (f.psi_some_ratio) {
-      add(v, stall_reason::kStallTime, *f.psi_some_ratio, t.psi_some);
+    if (full.level != VerdictLevel::kNone && full.level >= some.level) {
+      add_time_lost(v, full, t.psi_full);
+    } else {
+      add_time_lost(v, some, t.psi_some);
     }
-  } else if (f.direct_reclaim_stall_ratio && f.memcg_reclaim_stall_ratio && f.compaction_stall_ratio) {
-    add(v, stall_reason::kStallTime,
-        *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio,
-        t.stall_seconds_per_second);
+    stall_level = std::max(some.level, full.level);
+  } else if (has_ebpf) {
+    const double window = *f.direct_reclaim_stall_ratio + *f.memcg_reclaim_stall_ratio + *f.compaction_stall_ratio;
+    const TimeLost lost = time_lost(window, f.ebpf_persistence, t.stall_seconds_per_second);
+    add_time_lost(v, lost, t.stall_seconds_per_second);
+    stall_level = lost.level;
   }
-  // Causes: eBPF time is a stall measure of its own; the vmstat counts only say it happened.
+  // Causes say why; with a stall measure they never raise the level above its own.
+  const VerdictLevel cause_cap = stall_level.value_or(VerdictLevel::kCritical);
   if (f.direct_reclaim_stall_ratio) {
-    add(v, stall_reason::kDirectReclaim, *f.direct_reclaim_stall_ratio, t.stall_seconds_per_second);
+    add(v, stall_reason::kDirectReclaim, *f.direct_reclaim_stall_ratio, t.stall_seconds_per_second, cause_cap);
   } else if (f.allocstalls_per_second && *f.allocstalls_per_second > 0) {
     add_fixed(v, stall_reason::kDirectReclaim, *f.allocstalls_per_second, 0, VerdictLevel::kLow);
   }
   if (f.memcg_reclaim_stall_ratio) {
-    add(v, stall_reason::kMemcgLimit, *f.memcg_reclaim_stall_ratio, t.stall_seconds_per_second);
+    add(v, stall_reason::kMemcgLimit, *f.memcg_reclaim_stall_ratio, t.stall_seconds_per_second, cause_cap);
   } else if (f.limit_events_per_second && *f.limit_events_per_second > 0) {
     add_fixed(v, stall_reason::kMemcgLimit, *f.limit_events_per_second, 0, VerdictLevel::kLow);
   }
   if (f.compaction_stall_ratio) {
-    add(v, stall_reason::kCompaction, *f.compaction_stall_ratio, t.stall_seconds_per_second);
+    add(v, stall_reason::kCompaction, *f.compaction_stall_ratio, t.stall_seconds_per_second, cause_cap);
   } else if (f.compact_stalls_per_second && *f.compact_stalls_per_second > 0) {
     add_fixed(v, stall_reason::kCompaction, *f.compact_stalls_per_second, 0, VerdictLevel::kLow);
   }
@@ -100,10 +152,23 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
   // some, or eBPF stall time, at its low threshold), as lmkd weighs refaults only when its PSI
   // trigger (some 70 ms in 1 s) fires: a job streaming a file larger than its memory refaults
   // every page it reads again and waits ~1 % of the time (a real recording on this machine,
-  // tests/fixtures/recordings/page-cache-streaming). With no stall measure at all, refaults are
-  // the best there is.
-  if (f.refault_ratio && waiting_noticeably(f, t).value_or(true)) {
-    add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio, VerdictLevel::kMedium);
+  // tests/fixtures/recordings/page-cache-streaming). Without PSI the wait on refaults is not
+  // measured at all (eBPF times reclaim, not the reads that follow it): reclaim under way (eBPF
+  // time, the limit being hit, allocation stalls) is then enough, refaults may reach high, and
+  // the level is a lower bound. With no stall measure at all, refaults are the best there is.
+  if (f.refault_ratio) {
+    bool waiting = true;
+    if (has_psi) {
+      waiting = waiting_noticeably(f, t).value_or(true);
+    } else if (has_ebpf) {
+      waiting = waiting_noticeably(f, t).value_or(true) ||
+                (f.limit_events_per_second && *f.limit_events_per_second > 0) ||
+                (f.allocstalls_per_second && *f.allocstalls_per_second > 0);
+    }
+    if (waiting) {
+      add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio,
+          has_psi ? VerdictLevel::kMedium : VerdictLevel::kHigh);
+    }
   }
   if (f.oom_kills && *f.oom_kills > 0) add_fixed(v, stall_reason::kOomKill, *f.oom_kills, 1, VerdictLevel::kHigh);
   // Windows: hard faults set the level (there is no stall time); the low-memory notification
@@ -111,18 +176,39 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
   if (f.pages_input_per_second) add(v, stall_reason::kHardFaults, *f.pages_input_per_second, t.pages_input_per_second);
   if (f.low_memory && *f.low_memory > 0) add_fixed(v, stall_reason::kLowMemory, *f.low_memory, 1, VerdictLevel::kMedium);
   if (f.fault_latency_ratio) {
-    add(v, stall_reason::kSlowFaults, *f.fault_latency_ratio, t.fault_latency_ratio, VerdictLevel::kMedium);
+    add(v, stall_reason::kSlowFaults, *f.fault_latency_ratio, t.fault_latency_ratio,
+        has_psi ? VerdictLevel::kMedium : VerdictLevel::kHigh);
   }
+  // Without PSI, the time tasks wait for refaults and swap-ins is not measured: what the level
+  // says is at least that bad.
+  v.missing_signals.clear();
+  if (!has_psi && !f.pages_input_per_second) v.missing_signals.push_back(stall_signal::kPsi);
+  if (!has_psi && !has_ebpf && !f.pages_input_per_second) v.missing_signals.push_back(stall_signal::kEbpf);
+  v.lower_bound = !v.missing_signals.empty();
 
-  std::stable_sort(v.reasons.begin(), v.reasons.end(),
-                   [](const VerdictReason& a, const VerdictReason& b) { return a.level > b.level; });
-  v.instant_level = VerdictLevel::kNone;
-  for (const VerdictReason& r : v.reasons) v.instant_level = std::max(v.instant_level, r.level);
+  settle_level(v);
   // Swap all but gone matters only while memory is short: then it is what is left to give.
   if (v.instant_level >= VerdictLevel::kLow && f.swap_free_ratio && *f.swap_free_ratio < t.swap_exhausted_free_ratio) {
     add_fixed(v, stall_reason::kSwapExhausted, *f.swap_free_ratio, t.swap_exhausted_free_ratio, VerdictLevel::kMedium);
-    v.instant_level = std::max(v.instant_level, VerdictLevel::kMedium);
+    settle_level(v);
   }
+}
+
+void own_stall(StallVerdict& v, bool short_of_memory, std::size_t inner_stalling) {
+  if (short_of_memory) return;
+  if (inner_stalling > 0) {
+    std::erase_if(v.reasons, [](const VerdictReason& r) { return is_stall_reason(r.code); });
+  }
+  // What is left (compaction on a node with memory to spare, a slow canary, a wait nobody at
+  // a limit explains) is worth a note, not an alarm.
+  for (VerdictReason& r : v.reasons) r.level = std::min(r.level, VerdictLevel::kLow);
+  settle_level(v);
+}
+
+std::optional<bool> StallModel::reclaiming_globally(const StallFigures& f) const {
+  if (!f.global_scan_pages_per_second && !f.allocstalls_per_second) return std::nullopt;
+  return f.global_scan_pages_per_second.value_or(0) >= thresholds_.global_scan_min_pages_per_second ||
+         f.allocstalls_per_second.value_or(0) > 0;
 }
 
 StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
@@ -164,8 +250,27 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
       f.low_memory = now || turned ? 1 : 0;
     }
   }
+  // How long each stall measure has lasted (severity by time lost).
+  const auto persist = [&](StallPersistence& p, std::optional<double> total, double present) {
+    return p.update(current.taken_at, total, present, t.sustain, t.long_window);
+  };
+  f.psi_some_persistence = persist(psi_some_, psi_total_seconds(current, false), t.psi_some[0]);
+  f.psi_full_persistence = persist(psi_full_, psi_total_seconds(current, true), t.psi_full[0]);
+  f.ebpf_persistence =
+      persist(ebpf_,
+              ebpf_stall_seconds(current, {StallKind::kDirect, StallKind::kMemcg, StallKind::kSoftLimit,
+                                           StallKind::kCompaction}),
+              t.stall_seconds_per_second[0]);
   if (const Snapshot* start = window_start(ring, current, t.thrashing_window)) {
     const double seconds = seconds_between(*start, current);
+    // Global reclaim: the kernel counts pgscan_kswapd and pgscan_direct only for reclaim that
+    // is not at a cgroup's limit, so they say whether the node itself is short.
+    f.global_scan_pages_per_second = rate(*start, current, [&](const Snapshot& x) -> std::optional<double> {
+      const auto kswapd = vmstat.get(x, VmstatIndex::kPgscanKswapd);
+      const auto direct = vmstat.get(x, VmstatIndex::kPgscanDirect);
+      if (!kswapd && !direct) return std::nullopt;
+      return kswapd.value_or(0) + direct.value_or(0);
+    });
     const auto refaults_per_second = rate(*start, current, [&](const Snapshot& x) {
       // workingset_refault_file since 5.9; workingset_refault before (file pages only then).
       auto file = vmstat.get(x, VmstatIndex::kWorkingsetRefaultFile);
@@ -198,13 +303,6 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
   }
 
   judge_stall(v, t);
-  v.level = v.instant_level;
-  return v;
-}
-
-StallVerdict StallModel::assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring) {
-  StallVerdict v = assess_instant(current, ring);
-  v.level = hold_.update(current.taken_at, v.instant_level, thresholds_.hold);
   return v;
 }
 

@@ -8,10 +8,22 @@
 // against the file cache, as Android's lmkd measures it), an OOM kill in the window, swap all
 // but gone. Each reason carries its number and the threshold it reached.
 //
-// Rising is immediate: one sample whose window shows the stall raises the level. Falling has
-// hysteresis: the level is the highest instant level of the last `hold` (10 s), so a stall that
-// pauses for a second does not flap the level, and after the pressure ends the level is none
-// within window + hold (12 s).
+// Severity follows the time lost (stall_persistence.hpp): the window's share alone makes at
+// most medium (a burst); a stall present through the last `sustain` (at least three sample
+// intervals) reaches the level of its share, and so does the share of the longer `long_window`
+// (recurring bursts). A sustained stall reaches its level within ~3 s at the default sampling.
+// Stall time sets the level; the causes (direct reclaim, memcg limit, compaction) say why and
+// never raise it above the stall time's level while there is a stall measure.
+//
+// A stall belongs to the scope that is short of memory (own_stall): a scope whose memory is
+// not short (a cgroup: no shortfall and its own limit not hit; the node: no shortfall, no
+// kswapd or direct reclaim, which the kernel counts only for reclaim that is not at a cgroup's
+// limit) does not own the stall its PSI shows: its limited descendants that stall do ("N cgroups
+// at their limits"), and with none of them, the stall is said at low at most.
+//
+// Falling has hysteresis: the level is the highest instant level of the last `hold` (10 s), so
+// a stall that pauses for a second does not flap the level, and after the pressure ends the
+// level is none within window + hold (12 s).
 //
 // Defaults, and why (README "Stall verdict"): PSI some 5/10/30/60 % (psi-notify warns at some
 // avg10 10 %), full 1/5/20/60 % (lmkd: full 700 ms in 1 s is critical; systemd-oomd kills at full
@@ -37,6 +49,7 @@
 
 #include "probes/analysis/fault_baseline.hpp"
 #include "probes/analysis/level_hold.hpp"
+#include "probes/analysis/stall_persistence.hpp"
 #include "probes/analysis/vmstat_index.hpp"
 #include "probes/core/snapshot_store.hpp"
 #include "probes/core/stall_verdict.hpp"
@@ -47,6 +60,10 @@ struct StallThresholds {
   std::chrono::milliseconds window{2000};
   std::chrono::milliseconds thrashing_window{10000};
   std::chrono::milliseconds hold{10000};
+  // Severity by time lost (stall_persistence.hpp): a stall present through `sustain` (at least
+  // three sample intervals) is sustained; `long_window` gives recurring bursts their share.
+  std::chrono::milliseconds sustain{1500};
+  std::chrono::milliseconds long_window{10000};
   LevelThresholds psi_some{0.05, 0.10, 0.30, 0.60};
   LevelThresholds psi_full{0.01, 0.05, 0.20, 0.60};
   LevelThresholds stall_seconds_per_second{0.05, 0.10, 0.30, 0.60};  // eBPF, per kind and in all
@@ -61,13 +78,26 @@ struct StallThresholds {
   double swap_exhausted_free_ratio = 0.05;
   // Windows: pages read in to resolve hard faults, per second (reason hard_faults).
   LevelThresholds pages_input_per_second{256, 1024, 4096, 16384};
+  // The node is reclaiming globally from this many pages scanned a second (kswapd + direct,
+  // over the thrashing window): 1 MiB/s of 4 KiB pages, the refault floor's reasoning.
+  double global_scan_min_pages_per_second = 256;
   bool operator==(const StallThresholds&) const = default;
 };
 
+// The most a stall measure makes of a verdict from its window's share alone, without having
+// lasted (a burst): worth saying, not paging for.
+inline constexpr VerdictLevel kBriefStallLevelCap = VerdictLevel::kMedium;
+
 // The reasons and the instant level (level too) of a verdict whose figures are filled: the
-// judgement shared by the node and every cgroup scope (probes/analysis/cgroup_scopes.hpp).
-// Stall time (PSI, or eBPF without PSI) sets the level; the causes say why.
+// judgement shared by the node and every cgroup scope. Stall time (PSI, or eBPF without PSI)
+// sets the level by time lost; the causes say why. Without PSI (missing_signals has "psi"), the
+// refaults and the canary's slowdown can reach high on their own and the level is a lower bound.
 void judge_stall(StallVerdict& v, const StallThresholds& thresholds);
+
+// Keeps of a judged verdict the stall that is the scope's own (see above): unchanged when the
+// scope is short of memory; otherwise the stall's reasons go to `inner_stalling` limited
+// descendants stalling at their own limits, or, with none, stay at low at most.
+void own_stall(StallVerdict& v, bool short_of_memory, std::size_t inner_stalling);
 
 // Whether tasks waited for memory a noticeable share of the window: PSI some at its low
 // threshold, or without PSI the eBPF stall time at its own; nullopt with neither measure. Gates
@@ -79,20 +109,22 @@ class StallModel {
  public:
   explicit StallModel(StallThresholds thresholds = {}) : thresholds_(std::move(thresholds)) {}
 
-  // The verdict for `current` given the snapshots before it (`ring`, oldest first, `current`
-  // not in it). Call once per sample, in order: the hysteresis remembers the instant levels.
-  StallVerdict assess(const Snapshot& current, const std::vector<SnapshotPtr>& ring);
+  // This sample's evidence alone for `current` given the snapshots before it (`ring`, oldest
+  // first, `current` not in it): the figures, the reasons and the instant level (level too).
+  // Call once per sample, in order: persistence and the canary's baseline remember.
+  StallVerdict assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring);
+
+  // Whether the node reclaims globally (kswapd or direct reclaim at the floor, or an
+  // allocation stalled in reclaim); nullopt without vmstat (a node that cannot tell).
+  std::optional<bool> reclaiming_globally(const StallFigures& f) const;
 
   const StallThresholds& thresholds() const { return thresholds_; }
 
  private:
-  // This sample's evidence alone: the figures, the reasons and the instant level.
-  StallVerdict assess_instant(const Snapshot& current, const std::vector<SnapshotPtr>& ring);
-
   StallThresholds thresholds_;
   VmstatIndex vmstat_;
-  LevelHold hold_;
   FaultBaseline faults_;
+  StallPersistence psi_some_, psi_full_, ebpf_;
 };
 
 }  // namespace memdiag::analysis

@@ -45,10 +45,23 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
     if (i) out += ',';
     out += verdict.signals[i];
   }
+  if (verdict.lower_bound) {
+    out += " lower_bound(missing=";
+    for (std::size_t i = 0; i < verdict.missing_signals.size(); ++i) {
+      if (i) out += ',';
+      out += verdict.missing_signals[i];
+    }
+    out += ')';
+  }
   append_format(out, " window=%.1fs", verdict.figures.window_seconds);
   if (!scope) return out;
+  if (scope->cgroups_at_limit > 0) append_format(out, " cgroups_at_limit=%llu", static_cast<unsigned long long>(scope->cgroups_at_limit));
   if (scope->shortfall_bytes) out += " shortfall=" + human_bytes(static_cast<double>(*scope->shortfall_bytes));
   if (scope->exhaustion_seconds) append_format(out, " exhausted_in=%.0fs", *scope->exhaustion_seconds);
+  if (scope->easing) out += " easing";
+  if (scope->unattributed_contributes && scope->unattributed_bytes) {
+    out += " unattributed=" + human_bytes(static_cast<double>(*scope->unattributed_bytes));
+  }
   for (PressureRole role : {PressureRole::kContributor, PressureRole::kVictim}) {
     bool first = true;
     for (const ScopeMember& m : scope->members) {
@@ -61,19 +74,22 @@ std::string describe_evidence(const StallVerdict& verdict, const ScopeAnalysis* 
         out += human_bytes(static_cast<double>(m.relief_bytes));
       }
     }
-    // The process pressing most. A comm is whatever the program set (blanks, ':', '=', even
-    // control characters): anything but a plain printable character becomes '_', so the line
-    // stays one line of key=value fields.
-    if (!scope->processes.empty()) {
-      const ScopeProcess& p = scope->processes.front();
-      std::string comm = p.comm;
-      for (char& c : comm) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= ' ' || u >= 0x7f || c == ':' || c == '=' || c == ',') c = '_';
-      }
-      append_format(out, " top_process=%d:%s:relief=", p.pid, comm.c_str());
-      out += human_bytes(static_cast<double>(p.relief_bytes));
+    if (role == PressureRole::kContributor && !first && scope->similar_members > 0) {
+      append_format(out, " similar=%llu", static_cast<unsigned long long>(scope->similar_members));
     }
+  }
+  // The process pressing most. A comm is whatever the program set (blanks, ':', '=', even
+  // control characters): anything but a plain printable character becomes '_', so the line
+  // stays one line of key=value fields.
+  if (!scope->processes.empty()) {
+    const ScopeProcess& p = scope->processes.front();
+    std::string comm = p.comm;
+    for (char& c : comm) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u <= ' ' || u >= 0x7f || c == ':' || c == '=' || c == ',') c = '_';
+    }
+    append_format(out, " top_process=%d:%s:relief=", p.pid, comm.c_str());
+    out += human_bytes(static_cast<double>(p.relief_bytes));
   }
   return out;
 }

@@ -7,7 +7,7 @@ namespace memdiag::analysis {
 namespace {
 
 constexpr std::array<std::string_view, VmstatIndex::kFieldCount> kNames = {
-    "pgscan_direct", "compact_stall", "oom_kill", "workingset_refault_file", "workingset_refault",
+    "pgscan_direct", "pgscan_kswapd", "compact_stall", "oom_kill", "workingset_refault_file", "workingset_refault",
     "nr_active_file", "nr_inactive_file"};
 constexpr std::string_view kAllocstallPrefix = "allocstall_";
 

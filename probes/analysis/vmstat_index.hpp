@@ -18,6 +18,7 @@ class VmstatIndex {
  public:
   enum Field : std::size_t {
     kPgscanDirect,
+    kPgscanKswapd,
     kCompactStall,
     kOomKill,
     kWorkingsetRefaultFile,  // since 5.9

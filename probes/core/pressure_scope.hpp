@@ -30,15 +30,19 @@ inline constexpr std::string_view to_string(PressureRole role) {
 struct ScopeMember {
   std::string cgroup;
   PressureRole role = PressureRole::kNone;
-  // Its share of the pressure: half its share of the memory the members hold that reclaim
-  // cannot take back without swap (anon + shmem + swap, the "footprint"), half its share of the
-  // footprint's growth (EMA); 0..1, the members' ratios sum to 1 (0 when nothing is held).
+  // Its share of the pressure, against the WHOLE scope (not only what the members hold): half
+  // its share of the scope's resident footprint (anon + shmem in RAM: what reclaim cannot take
+  // back without swap), half its share of the footprint's growth (EMA); 0..1. The members'
+  // ratios and the scope's unattributed remainder sum to 1.
   double contribution_ratio = 0;
-  std::uint64_t footprint_bytes = 0;
+  std::uint64_t footprint_bytes = 0;   // resident anon + shmem
+  std::uint64_t swap_bytes = 0;        // what it has in swap (not in the footprint)
   double growth_bytes_per_second = 0;  // footprint growth, EMA (negative when shrinking)
-  // What stopping it would free for certain: its anonymous memory and swap (shmem can outlive
-  // it, file cache is reclaimable anyway).
+  // What stopping it would free for certain, in RAM: its resident anonymous memory (shmem can
+  // outlive it, file cache is reclaimable anyway). Swap it would free is apart: it relieves a
+  // swap shortage, not a RAM one.
   std::uint64_t relief_bytes = 0;
+  std::uint64_t relief_swap_bytes = 0;
   // What it suffers: its tasks' share of time stalled on memory (own PSI some, or eBPF stall
   // time where there is no per-cgroup PSI) and its file refaults over its file cache.
   std::optional<double> stall_ratio;
@@ -56,10 +60,11 @@ struct ScopeProcess {
   std::string comm;
   std::string cgroup;
   double contribution_ratio = 0;
-  std::uint64_t footprint_bytes = 0;  // anon + shmem + swap
+  std::uint64_t footprint_bytes = 0;  // resident anon + shmem
   // Footprint growth between process scans (EMA); absent until the process was in two scans.
   std::optional<double> growth_bytes_per_second;
-  std::uint64_t relief_bytes = 0;  // anon + swap: what stopping it frees for certain
+  std::uint64_t relief_bytes = 0;       // resident anon: the RAM stopping it frees for certain
+  std::uint64_t relief_swap_bytes = 0;  // its swap: freed too, but that is not RAM
   std::uint64_t unbacked_promise_bytes = 0;
 };
 
@@ -73,12 +78,34 @@ struct ScopeAnalysis {
   // Seconds until `available_bytes` reaches 0 at the trend of the forecast window; absent
   // without a clear falling trend (probes/analysis/forecast.hpp).
   std::optional<double> exhaustion_seconds;
+  // Short of memory: below its headroom target, or reclaiming at its own limit (a cgroup: its
+  // limit was hit; the node: kswapd or direct reclaim, a global OOM). Only a short scope's stall
+  // is its own, and only a short scope names contributors.
+  bool short_of_memory = false;
+  // What the scope holds resident (anon + shmem), and the part of it no member explains:
+  // processes in the scope's own cgroup (the v1 root, a v1 cgroup with both processes and
+  // children), cgroups not exported, tmpfs files no process maps.
+  std::optional<std::uint64_t> footprint_bytes;
+  std::optional<std::uint64_t> unattributed_bytes;
+  // The remainder is among the contributors: most of what presses is held outside the members
+  // (the processes then say by whom).
+  bool unattributed_contributes = false;
   // While the scope stalls (level low or above): the members with a role, contributors first
   // (highest contribution first), then victims (most stalled first). At most max_members.
+  // The contributors are the smallest set, largest first, whose relief covers the shortfall.
   std::vector<ScopeMember> members;
+  // Members that were not named but contribute about as much as the last one named (within
+  // diagnosis.roles.similar_ratio of it): "and N similar members".
+  std::size_t similar_members = 0;
   // While the scope stalls: its contributing processes, highest contribution first. At most
   // max_members.
   std::vector<ScopeProcess> processes;
+  // The level is held after the pressure eased (the hold keeps it): the reasons, members and
+  // processes are those of the moment that set it.
+  bool easing = false;
+  // The node only: cgroup scopes stalling at their own limits in this sample. Their stalls show
+  // in the node's PSI but are theirs, not the node's.
+  std::size_t cgroups_at_limit = 0;
 };
 
 // A cgroup with a limit, judged as a scope of its own: its stall verdict (from its own PSI,

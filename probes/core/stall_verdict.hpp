@@ -53,10 +53,25 @@ inline constexpr std::string_view kPaging = "paging";  // Windows: PDH's \Memory
 inline constexpr std::string_view kLowMemory = "low_memory";  // Windows: the low-memory notification
 }  // namespace stall_signal
 
+// How long a stall measure has lasted (probes/analysis/stall_persistence.hpp): the share of
+// time lost in every sub-interval of the last `sustain` (absent when it was not present in all
+// of them: a burst), and over the longer window (recurring bursts read by their share).
+struct StallPersistenceFigures {
+  std::optional<double> sustained_ratio;
+  std::optional<double> long_ratio;
+};
+
 struct StallFigures {
   double window_seconds = 0;  // what the rates below span (0: a single snapshot, no rates)
   std::optional<double> psi_some_ratio;  // share of the window some task waited for memory
   std::optional<double> psi_full_ratio;  // share of the window every non-idle task waited
+  StallPersistenceFigures psi_some_persistence;
+  StallPersistenceFigures psi_full_persistence;
+  StallPersistenceFigures ebpf_persistence;  // of the eBPF stall time (direct + memcg + compaction)
+  // Global reclaim, the node only: pages scanned by kswapd and by direct reclaim per second
+  // over the thrashing window (vmstat pgscan_kswapd + pgscan_direct: the kernel counts them
+  // only for reclaim that is not at a cgroup's limit).
+  std::optional<double> global_scan_pages_per_second;
   std::optional<double> direct_reclaim_stall_ratio;  // eBPF: direct reclaim time per second
   std::optional<double> memcg_reclaim_stall_ratio;   // eBPF: memcg + soft-limit reclaim time per second
   std::optional<double> compaction_stall_ratio;      // eBPF: compaction time per second
@@ -85,6 +100,10 @@ struct StallVerdict {
   VerdictLevel instant_level = VerdictLevel::kNone;  // this sample's evidence alone
   std::vector<VerdictReason> reasons;                // at level low or above, highest first
   std::vector<std::string_view> signals;             // the stall_signal names it had
+  // Stall measures the scope lacks (stall_signal names: psi, ebpf). Without PSI the time tasks
+  // wait on refaults and swap-ins is not measured: the level is then a lower bound.
+  std::vector<std::string_view> missing_signals;
+  bool lower_bound = false;
   StallFigures figures;
 };
 

@@ -188,12 +188,12 @@ void BM_SampleNodeSources(benchmark::State& state) {
 void BM_StallVerdict(benchmark::State& state) {
   const Ring& r = ring();
   memdiag::analysis::StallModel model;
-  // A second later each time, as samples come: the model's hysteresis keeps the last 10 s of
-  // levels, and a timestamp that never moves would grow that without bound.
+  // A second later each time, as samples come: the model's persistence keeps the last 10 s of
+  // stall totals, and a timestamp that never moves would be read as a clock stepped back.
   Snapshot current = *r.current;
   for (auto _ : state) {
     current.taken_at += std::chrono::seconds(1);
-    auto verdict = model.assess(current, r.before);
+    auto verdict = model.assess_instant(current, r.before);
     benchmark::DoNotOptimize(verdict);
   }
 }

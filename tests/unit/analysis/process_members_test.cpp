@@ -55,10 +55,10 @@ TEST(ProcessMembers, TheGrowingProcessLeadsItsScopeOthersAndOutsidersDoNot) {
     growth.update(&s, roles.growth_half_life);  // a sample without a new scan changes nothing
   }
   const ProcessSection now = scan_at(10);
-  // /jobs holds 600 MiB in all (its memory.stat), grows 40 MiB/s.
-  const analysis::ScopeTotals jobs{"/jobs", 600 * kMiB, 40.0 * kMiB, 0, 1024 * kMiB};
+  // /jobs holds 600 MiB in all (its memory.stat), grows 40 MiB/s, is 100 MiB short.
+  const analysis::ScopeTotals jobs{"/jobs", {600 * kMiB, 40.0 * kMiB, 0, 1024 * kMiB, 100 * kMiB, true}};
   const auto ranked = analysis::rank_processes(now, jobs, VerdictLevel::kHigh, growth, roles);
-  ASSERT_EQ(ranked.size(), 1u) << "the reader holds 20 of 600 MiB and does not grow; sh is tiny; java is outside";
+  ASSERT_EQ(ranked.size(), 1u) << "the grower's relief covers the shortfall; sh is tiny; java is outside";
   const ScopeProcess& grower = ranked[0];
   EXPECT_EQ(grower.pid, 100);
   EXPECT_EQ(grower.comm, "python3");
@@ -72,8 +72,10 @@ TEST(ProcessMembers, TheGrowingProcessLeadsItsScopeOthersAndOutsidersDoNot) {
   EXPECT_NEAR(grower.contribution_ratio, (500.0 / 600 + *grower.growth_bytes_per_second / (40.0 * kMiB)) / 2, 1e-9);
 
   // The node scope sees java too: it holds half the node's footprint and all its promises
-  // (0.4 x 0.5 + 0.2 x 1 = 0.4), ahead of the grower (0.4 x 500/8000 + 0.4 x 0.5 = 0.225).
-  const analysis::ScopeTotals node{"", 8000 * kMiB, 40.0 * kMiB, now.unbacked_promise_bytes, 16384 * kMiB};
+  // (0.4 x 0.5 + 0.2 x 1 = 0.4), ahead of the grower (0.4 x 500/8000 + 0.4 x 0.5 = 0.225); the
+  // node is 4500 MiB short, which java's 4000 MiB do not cover alone.
+  const analysis::ScopeTotals node{"", {8000 * kMiB, 40.0 * kMiB, now.unbacked_promise_bytes, 16384 * kMiB,
+                                        4500 * kMiB, true}};
   const auto on_node = analysis::rank_processes(now, node, VerdictLevel::kMedium, growth, roles);
   ASSERT_EQ(on_node.size(), 2u);
   EXPECT_EQ(on_node[0].pid, 400);
@@ -83,6 +85,10 @@ TEST(ProcessMembers, TheGrowingProcessLeadsItsScopeOthersAndOutsidersDoNot) {
   EXPECT_EQ(on_node[1].pid, 100);
   EXPECT_NEAR(on_node[1].contribution_ratio, 0.4 * 500 / 8000 + 0.4 * 0.5, 1e-9);
   EXPECT_TRUE(analysis::rank_processes(now, jobs, VerdictLevel::kNone, growth, roles).empty());
+  analysis::ScopeTotals calm = jobs;
+  calm.whole.short_of_memory = false;
+  EXPECT_TRUE(analysis::rank_processes(now, calm, VerdictLevel::kHigh, growth, roles).empty())
+      << "a scope not short of memory names no contributor";
   analysis::RoleSettings one = roles;
   one.max_members = 1;
   EXPECT_EQ(analysis::rank_processes(now, node, VerdictLevel::kMedium, growth, one).size(), 1u);
@@ -110,11 +116,12 @@ TEST(ProcessMembers, GrowthNeedsTwoScansOfTheSameProcess) {
 }
 
 // Two members hold and grow alike; one also holds most of the scope's unbacked promises. The
-// promise orders them (0.2 of the weight) but makes nobody a contributor alone.
+// promise orders them (0.2 of the weight); the promiser, holding nothing, relieves nothing.
 TEST(PressureRoles, UnbackedPromisesOrderContributorsButMakeNone) {
   analysis::MemberFigures a, b, promiser;
   a.cgroup = "/jobs/a";
   a.footprint_bytes = 400 * kMiB;
+  a.relief_bytes = 400 * kMiB;
   a.growth_bytes_per_second = 10.0 * kMiB;
   a.unbacked_promise_bytes = 0;
   b = a;
@@ -123,7 +130,10 @@ TEST(PressureRoles, UnbackedPromisesOrderContributorsButMakeNone) {
   promiser.cgroup = "/jobs/promiser";
   promiser.footprint_bytes = 0;
   promiser.unbacked_promise_bytes = 1000 * kMiB;
-  const auto ranked = analysis::rank_members({a, b, promiser}, VerdictLevel::kHigh, 0, {}, {});
+  analysis::ScopeWhole whole;
+  whole.short_of_memory = true;
+  whole.shortfall_bytes = 600 * kMiB;  // both are needed to cover it
+  const auto ranked = analysis::rank_members({a, b, promiser}, VerdictLevel::kHigh, whole, {}, {}).members;
   ASSERT_EQ(ranked.size(), 2u);
   EXPECT_EQ(ranked[0].cgroup, "/jobs/b");
   EXPECT_NEAR(ranked[0].contribution_ratio, 0.4 * 0.5 + 0.4 * 0.5 + 0.2 * 0.75, 1e-9);
@@ -132,7 +142,7 @@ TEST(PressureRoles, UnbackedPromisesOrderContributorsButMakeNone) {
   // Without promises anywhere, or with the weight at 0, held and growth share alike.
   analysis::RoleSettings no_promise;
   no_promise.promise_weight = 0;
-  const auto flat = analysis::rank_members({a, b, promiser}, VerdictLevel::kHigh, 0, no_promise, {});
+  const auto flat = analysis::rank_members({a, b, promiser}, VerdictLevel::kHigh, whole, no_promise, {}).members;
   ASSERT_EQ(flat.size(), 2u);
   EXPECT_NEAR(flat[0].contribution_ratio, 0.5, 1e-9);
   EXPECT_NEAR(flat[1].contribution_ratio, 0.5, 1e-9);
@@ -143,11 +153,15 @@ TEST(PressureRoles, ThePromiseWeighsTheSameWithoutGrowth) {
   analysis::MemberFigures a, b;
   a.cgroup = "/a";
   a.footprint_bytes = 500 * kMiB;
+  a.relief_bytes = 500 * kMiB;
   a.unbacked_promise_bytes = 0;
   b = a;
   b.cgroup = "/b";
   b.unbacked_promise_bytes = 1000 * kMiB;
-  const auto ranked = analysis::rank_members({a, b}, VerdictLevel::kHigh, 0, {}, {});
+  analysis::ScopeWhole whole;
+  whole.short_of_memory = true;
+  whole.shortfall_bytes = 800 * kMiB;  // both are needed to cover it
+  const auto ranked = analysis::rank_members({a, b}, VerdictLevel::kHigh, whole, {}, {}).members;
   ASSERT_EQ(ranked.size(), 2u);
   EXPECT_EQ(ranked[0].cgroup, "/b");
   EXPECT_NEAR(ranked[0].contribution_ratio, 0.8 * 0.5 + 0.2 * 1, 1e-9);

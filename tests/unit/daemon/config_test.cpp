@@ -84,12 +84,12 @@ TEST(Config, TheShippedExampleStatesTheVerdictDefaults) {
 TEST(Config, DiagnosisRolesAndForecast) {
   auto config = parse_config(
       "diagnosis:\n"
-      "  roles: {contributor_min_ratio: 0.25, headroom_ratio: 0.05, growth_half_life: 30s, max_members: 3}\n"
+      "  roles: {similar_ratio: 0.25, headroom_ratio: 0.05, growth_half_life: 30s, max_members: 3}\n"
       "  forecast: {window: 2m, min_fit: 0.9, horizon: 10m}\n",
       "x.yaml");
   ASSERT_TRUE(config) << config.error().to_string();
   const auto& roles = config->diagnosis.roles;
-  EXPECT_DOUBLE_EQ(roles.contributor_min_ratio, 0.25);
+  EXPECT_DOUBLE_EQ(roles.similar_ratio, 0.25);
   EXPECT_DOUBLE_EQ(roles.headroom_ratio, 0.05);
   EXPECT_EQ(roles.growth_half_life, std::chrono::milliseconds(30000));
   EXPECT_EQ(roles.max_members, 3u);

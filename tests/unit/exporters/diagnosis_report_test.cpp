@@ -63,7 +63,7 @@ TEST(DiagnosisReport, JsonNamesTheScopeItsContributorAndVictims) {
   EXPECT_NE(contributors, std::string::npos) << json;
   EXPECT_NE(victims, std::string::npos) << json;
   EXPECT_LT(contributors, victims);
-  EXPECT_NE(json.find(R"("relief_bytes":524288000,"relief_covers_shortfall":true)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("relief_bytes":524288000,"relief_swap_bytes":0,"relief_covers_shortfall":true)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("scope":"/jobs","from":"medium","to":"high","evidence":"stall_time=0.45(>=0.3,high))"),
             std::string::npos)
       << json;
