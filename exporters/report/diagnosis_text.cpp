@@ -107,7 +107,8 @@ void scope_block(std::string& out, const StallVerdict& stall, const ScopeAnalysi
     supply += (supply.empty() ? "" : ", ") + std::string(when);
   }
   if (!supply.empty()) line(out, "  %s", supply.c_str());
-  if (analysis.unattributed_contributes && analysis.unattributed_bytes) {
+  if (analysis.unattributed_contributes && analysis.unattributed_bytes && analysis.footprint_bytes &&
+      *analysis.unattributed_bytes < *analysis.footprint_bytes) {
     line(out, "  held outside any member (own processes, unexported cgroups, tmpfs): %s",
          human_bytes(static_cast<double>(*analysis.unattributed_bytes)).c_str());
   }

@@ -39,7 +39,10 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
     return (relief >= *analysis.shortfall_bytes ? ", which covers " : ", short of ") + where + "'s shortfall of " +
            bytes(*analysis.shortfall_bytes);
   };
-  if (analysis.unattributed_contributes && analysis.unattributed_bytes) {
+  // Said only where there are members to compare with: in a cgroup with no child cgroups all
+  // of it is its own processes', which the processes below name.
+  if (analysis.unattributed_contributes && analysis.unattributed_bytes && analysis.footprint_bytes &&
+      *analysis.unattributed_bytes < *analysis.footprint_bytes) {
     out.push_back("Much of what presses on " + where + " is held outside its member cgroups: " +
                   bytes(*analysis.unattributed_bytes) +
                   " in its own processes, cgroups not exported, or tmpfs files no process maps; the processes below "

@@ -187,8 +187,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     // exhaustion.
     if (f.available_beyond_cache_bytes) {
       scope.analysis.exhaustion_seconds =
-          state.trend.add(current.taken_at, static_cast<double>(*f.available_beyond_cache_bytes),
-                          static_cast<double>(*f.size_bytes), settings_.forecast);
+          state.trend.add(current.taken_at, static_cast<double>(*f.available_beyond_cache_bytes), settings_.forecast);
     }
     scope_at.emplace(f.sample->path, derived.cgroup_scopes.size());
     derived.cgroup_scopes.push_back(std::move(scope));
@@ -255,8 +254,8 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   if (supply.size_bytes > 0) {
     node.available_bytes = supply.available_bytes;
     node.shortfall_bytes = shortfall_bytes(supply.size_bytes, supply.available_bytes, settings_.roles);
-    node.exhaustion_seconds = node_trend_.add(current.taken_at, static_cast<double>(supply.available_bytes),
-                                              static_cast<double>(supply.size_bytes), settings_.forecast);
+    node.exhaustion_seconds =
+        node_trend_.add(current.taken_at, static_cast<double>(supply.available_bytes), settings_.forecast);
   }
   // The node is short when it has less than its headroom left or reclaims globally. Where it
   // cannot tell (no vmstat: Windows), its stall is its own.
@@ -286,9 +285,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   if (derived.overcommit && derived.overcommit->unbacked_bytes && current.system_memory) {
     OvercommitVerdict& o = *derived.overcommit;
     const double unbacked = static_cast<double>(*o.unbacked_bytes);
-    const auto to_zero = promise_trend_.add(current.taken_at, unbacked,
-                                            static_cast<double>(current.system_memory->physical_total_bytes),
-                                            settings_.forecast);
+    const auto to_zero = promise_trend_.add(current.taken_at, unbacked, settings_.forecast);
     const double supply = static_cast<double>(o.supply_bytes);
     if (to_zero && *to_zero > 0 && unbacked > supply) {
       const double seconds = supply * *to_zero / unbacked;

@@ -8,10 +8,12 @@ namespace memdiag::analysis {
 namespace {
 constexpr std::size_t kMinPoints = 5;
 constexpr std::size_t kMostPoints = 600;  // 60 s at 100 ms; older points go first
-constexpr double kNoiseFloorOfScale = 0.01;
+// The fall over the window must be this many times the scatter of the points about the line:
+// the fit's own noise, not a share of the scope, decides whether a fall is real.
+constexpr double kFallOverScatter = 3;
 }  // namespace
 
-std::optional<double> AvailableTrend::add(std::chrono::system_clock::time_point at, double available, double scale,
+std::optional<double> AvailableTrend::add(std::chrono::system_clock::time_point at, double available,
                                           const ForecastSettings& settings) {
   if (!points_.empty() && points_.back().first >= at) points_.clear();  // clock stepped back
   points_.emplace_back(at, available);
@@ -41,7 +43,9 @@ std::optional<double> AvailableTrend::add(std::chrono::system_clock::time_point 
   const double slope = sty / stt;  // bytes per second
   const double fit = sty * sty / (stt * syy);
   if (slope >= 0 || fit < settings.min_fit) return std::nullopt;
-  if (-slope * span < kNoiseFloorOfScale * scale) return std::nullopt;
+  // Residual scatter: what the line leaves unexplained, per point (n - 2 degrees of freedom).
+  const double scatter = n > 2 ? std::sqrt(std::max(0.0, syy - slope * sty) / (n - 2)) : 0;
+  if (-slope * span < kFallOverScatter * scatter) return std::nullopt;
   const double seconds = std::max(0.0, available) / -slope;
   if (seconds > std::chrono::duration<double>(settings.horizon).count()) return std::nullopt;
   return seconds;

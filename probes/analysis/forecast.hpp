@@ -1,9 +1,12 @@
-// The forecast (issue 14): at the rate a scope's available memory has been falling, how long
-// until there is none. A least-squares line through the samples of the last `window`, trusted
-// only when the fall is clear: enough samples over at least half the window, a fit that
-// explains most of the variation (R^2 >= min_fit), and a fall over the window larger than the
-// noise floor (1 % of the scope). Otherwise absent: never a wild number from two noisy points.
-// Beyond `horizon` it is absent too (a fall that slow is no emergency, and is mostly noise).
+// The forecast: at the rate a scope's available memory has been falling, how long until there
+// is none. A least-squares line through the samples of the last `window`, trusted only when the
+// fall is clear by the fit's own measure: enough samples over at least half the window, a fit
+// that explains most of the variation (R^2 >= min_fit), and a fall over the window at least
+// three times the points' scatter about the line. No floor relative to the scope's size: a slow
+// leak fitted cleanly is forecast however small its rate, minutes before the OOM. Otherwise
+// absent: never a wild number from two noisy points. Beyond `horizon` it is absent too. What is
+// fed in is the caller's: a cgroup's available memory beyond its file cache, so reclaimable cache
+// filling up is never an exhaustion.
 #pragma once
 
 #include <chrono>
@@ -24,9 +27,9 @@ struct ForecastSettings {
 class AvailableTrend {
  public:
   // Adds the available bytes at `at` (in time order) and gives the seconds until they reach 0
-  // at the fitted rate, when the trend is clear. `scale` is the scope's size (for the noise
-  // floor). Keeps the points of one window: a few hundred at most at the fastest interval.
-  std::optional<double> add(std::chrono::system_clock::time_point at, double available, double scale,
+  // at the fitted rate, when the trend is clear. Keeps the points of one window: a few hundred
+  // at most at the fastest interval.
+  std::optional<double> add(std::chrono::system_clock::time_point at, double available,
                             const ForecastSettings& settings);
 
  private:

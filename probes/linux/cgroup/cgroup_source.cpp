@@ -106,13 +106,28 @@ Status CgroupSource::sample(Snapshot& out) {
   std::vector<std::pair<Rank, std::size_t>> order;
   order.reserve(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) order.emplace_back(rank_of(samples[i]), i);
-  std::sort(order.begin(), order.end(), [&samples](const auto& a, const auto& b) {
+  const auto more_urgent = [&samples](const auto& a, const auto& b) {
     if (a.first.pressure != b.first.pressure) return a.first.pressure > b.first.pressure;
     if (a.first.fill != b.first.fill) return a.first.fill > b.first.fill;
     if (a.first.usage != b.first.usage) return a.first.usage > b.first.usage;
     return samples[a.second].path < samples[b.second].path;
-  });
+  };
   const std::size_t kept = std::min(order.size(), max_cgroups_);
+  if (kept < order.size()) {
+    // A quarter of the cap goes to the largest holders whatever their pressure: during a stall
+    // every busy cgroup has some, and the idle job holding the memory (the cause) has none;
+    // ranking by pressure alone would drop it first and name its victims instead.
+    const std::size_t largest = kept / 4;
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(largest), order.end(),
+                      [&samples](const auto& a, const auto& b) {
+                        if (a.first.usage != b.first.usage) return a.first.usage > b.first.usage;
+                        return samples[a.second].path < samples[b.second].path;
+                      });
+    std::partial_sort(order.begin() + static_cast<std::ptrdiff_t>(largest),
+                      order.begin() + static_cast<std::ptrdiff_t>(kept), order.end(), more_urgent);
+    order.resize(kept);
+  }
+  std::sort(order.begin(), order.end(), more_urgent);
   section.cgroups.reserve(kept);
   for (std::size_t i = 0; i < kept; ++i) {
     CgroupSample& c = samples[order[i].second];

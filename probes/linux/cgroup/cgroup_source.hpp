@@ -1,7 +1,8 @@
-// Memory cgroups of the node (issue 3): finds the hierarchy from the mount table (v2 unified
+// Memory cgroups of the node: finds the hierarchy from the mount table (v2 unified
 // with the memory controller, v1 memory, or the hybrid of v1 memory plus a cgroup2 mount that
 // still tracks PSI), walks it within depth and patterns, reads every cgroup, ranks them by what
-// matters (pressure, nearness to the limit, usage) and keeps the first `max_cgroups`.
+// matters (pressure, nearness to the limit, usage) and keeps the first `max_cgroups`, a quarter
+// of them the largest by usage whatever their pressure (the idle holder of a stalling node).
 #pragma once
 
 #include <memory>
