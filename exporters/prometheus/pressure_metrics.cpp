@@ -34,6 +34,16 @@ void render_pressure_scopes(const Snapshot& snapshot, MetricSink& sink) {
                   MetricType::Gauge);
       sink.sample({}, static_cast<double>(*node.shortfall_bytes));
     }
+    sink.family("memdiag_short_of_memory",
+                "1 when the node itself is short of memory (MemAvailable under diagnosis.roles.headroom_ratio, or "
+                "kswapd or direct reclaim at work): only then is a stall the node's and are its contributors named.",
+                MetricType::Gauge);
+    sink.sample({}, node.short_of_memory ? 1 : 0);
+    sink.family("memdiag_cgroups_at_limit",
+                "Cgroup scopes stalling at their own limits this sample: their stalls show in the node's PSI but are "
+                "theirs, not the node's.",
+                MetricType::Gauge);
+    sink.sample({}, static_cast<double>(node.cgroups_at_limit));
     if (node.exhaustion_seconds) {
       sink.family("memdiag_forecast_exhaustion_seconds",
                   "Seconds until MemAvailable reaches 0 at its trend over diagnosis.forecast.window; absent without "

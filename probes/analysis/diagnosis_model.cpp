@@ -195,7 +195,8 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
     scope_figures.push_back(&f);
   }
   // Each stall stays with the innermost scope short of memory: deepest scopes first, each
-  // telling its limited ancestors that it stalls at its own limit.
+  // judged and held, then telling its limited ancestors (and the node) that it stalls, held
+  // level included: a stall easing in a cgroup still explains what its ancestors' PSI shows.
   std::vector<std::size_t> deepest_first(derived.cgroup_scopes.size());
   for (std::size_t i = 0; i < deepest_first.size(); ++i) deepest_first[i] = i;
   std::stable_sort(deepest_first.begin(), deepest_first.end(), [&](std::size_t a, std::size_t b) {
@@ -206,7 +207,9 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   for (std::size_t i : deepest_first) {
     CgroupScope& scope = derived.cgroup_scopes[i];
     own_stall(scope.stall, scope.analysis.short_of_memory, inner_stalling[i]);
-    if (scope.stall.instant_level == VerdictLevel::kNone || !scope.analysis.short_of_memory) continue;
+    scope.stall.level = scopes_[scope.cgroup].hold.update(current.taken_at, scope.stall.instant_level,
+                                                          settings_.stall.hold);
+    if (scope.stall.level == VerdictLevel::kNone) continue;
     ++cgroups_at_limit;
     for (auto at = parent_path(scope.cgroup); !at.empty(); at = parent_path(at)) {
       if (const auto it = scope_at.find(at); it != scope_at.end()) ++inner_stalling[it->second];
@@ -222,7 +225,6 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   for (std::size_t i = 0; i < derived.cgroup_scopes.size(); ++i) {
     CgroupScope& scope = derived.cgroup_scopes[i];
     ScopeState& state = scopes_[scope.cgroup];
-    scope.stall.level = state.hold.update(current.taken_at, scope.stall.instant_level, settings_.stall.hold);
     const CgroupFigures& own = *scope_figures[i];
     ScopeWhole whole;
     whole.footprint_bytes = own.footprint_bytes;

@@ -196,9 +196,12 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
 
 void own_stall(StallVerdict& v, bool short_of_memory, std::size_t inner_stalling) {
   if (short_of_memory) return;
-  if (inner_stalling > 0) {
-    std::erase_if(v.reasons, [](const VerdictReason& r) { return is_stall_reason(r.code); });
-  }
+  // Reclaim at a limit and an OOM kill without a shortage here are a limit's below, by
+  // definition: never this scope's, whether or not that cgroup is still there to say so.
+  std::erase_if(v.reasons, [&](const VerdictReason& r) {
+    return r.code == stall_reason::kMemcgLimit || r.code == stall_reason::kOomKill ||
+           (inner_stalling > 0 && is_stall_reason(r.code));
+  });
   // What is left (compaction on a node with memory to spare, a slow canary, a wait nobody at
   // a limit explains) is worth a note, not an alarm.
   for (VerdictReason& r : v.reasons) r.level = std::min(r.level, VerdictLevel::kLow);

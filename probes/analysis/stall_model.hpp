@@ -95,8 +95,9 @@ inline constexpr VerdictLevel kBriefStallLevelCap = VerdictLevel::kMedium;
 void judge_stall(StallVerdict& v, const StallThresholds& thresholds);
 
 // Keeps of a judged verdict the stall that is the scope's own (see above): unchanged when the
-// scope is short of memory; otherwise the stall's reasons go to `inner_stalling` limited
-// descendants stalling at their own limits, or, with none, stay at low at most.
+// scope is short of memory; otherwise memcg_limit and oom_kill go (a limit below caused them),
+// the other stall reasons go to `inner_stalling` limited descendants stalling at their own
+// limits, and what is left stays at low at most.
 void own_stall(StallVerdict& v, bool short_of_memory, std::size_t inner_stalling);
 
 // Whether tasks waited for memory a noticeable share of the window: PSI some at its low
