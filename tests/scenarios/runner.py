@@ -362,7 +362,8 @@ def evaluate_test(test, doc, text, lab):
     if "any" in test or "all" in test:
         parts = [evaluate_test(t, doc, text, lab) for t in test.get("any") or test.get("all")]
         held = any(p[0] for p in parts) if "any" in test else all(p[0] for p in parts)
-        return held, " / ".join(p[1] for p in parts)
+        names = [t.get("subject", "") for t in test.get("any") or test.get("all")]
+        return held, "; ".join("%s %s" % (n, p[1]) for n, p in zip(names, parts))
     got = subject_value(doc, text, test["scope"], test["subject"], lab)
     if test["op"] in ("match", "nomatch") and isinstance(got, list):
         rx = re.compile(substitute(test["value"], lab))
@@ -373,6 +374,17 @@ def evaluate_test(test, doc, text, lab):
     else:
         shown = coarse(got)
     return judge(test["op"], got, test["value"], lab), shown
+
+
+def telling(seen_counts):
+    """Of the values seen instead of the expected one: the highest level when they are levels
+    (a scenario is judged by its worst moment), else the most frequent (stable from run to run)."""
+    if not seen_counts:
+        return None
+    levels = [v for v in seen_counts if v in LEVELS]
+    if levels and len(levels) == len(seen_counts):
+        return max(levels, key=LEVELS.index)
+    return max(seen_counts, key=lambda k: (seen_counts[k], k))
 
 
 def uses_text(test):
@@ -390,8 +402,8 @@ def evaluate(expectations, polls, lab, phase_starts):
         if e["when"] == "eventually" and e.get("within") is not None:
             mine = [p for p in mine if p[0] - phase_starts[e["phase"]] <= e["within"]]
             label += " within %g s" % e["within"]
-        seen_counts = {}
-        held, first_bad, considered = None, None, 0
+        seen_counts = {}  # rendering -> polls; the scoreboard shows the most telling one
+        held, considered = None, 0
         for t, phase, doc, text in mine:
             if text is None and uses_text(e["test"]):
                 continue  # the text report is fetched every few polls only
@@ -399,19 +411,16 @@ def evaluate(expectations, polls, lab, phase_starts):
                 continue
             considered += 1
             ok, shown = evaluate_test(e["test"], doc, text, lab)
-            seen_counts[shown] = seen_counts.get(shown, 0) + 1
             if e["when"] == "eventually" and ok:
                 held = True
                 break
-            if e["when"] == "always" and not ok and first_bad is None:
-                first_bad = shown
+            if e["when"] == "eventually" or not ok:  # what the daemon said instead
+                seen_counts[shown] = seen_counts.get(shown, 0) + 1
         if e["when"] == "eventually":
             held = bool(held)
-            seen = None if held else (max(seen_counts, key=lambda k: (seen_counts[k], k)) if seen_counts
-                                      else "no poll in phase %s" % e["phase"])
         else:
-            held = first_bad is None and (considered > 0 or bool(e.get("only_if")))
-            seen = first_bad if first_bad is not None else (None if held else "no poll")
+            held = not seen_counts and (considered > 0 or bool(e.get("only_if")))
+        seen = None if held else telling(seen_counts) or "no poll in phase %s" % e["phase"]
         out.append({"label": label, "when": e["when"], "held": held, "seen": seen, "polls": considered})
     return out
 
@@ -484,7 +493,6 @@ def run(mod, verbose=False):
     lab = labmod.Lab()
     daemon = None
     try:
-        mod.prepare(lab)
         # Start on a calm node, or say it was not: node memory PSI "some" over the last second
         # (not avg10, which keeps an earlier scenario's stall for tens of seconds after it ended).
         deadline = time.monotonic() + 15
@@ -495,6 +503,7 @@ def run(mod, verbose=False):
         if stalled >= 0.02:
             result["notes"].append("node memory stalled %.0f %% of the second before the start: something else "
                                    "presses on memory" % (100 * stalled))
+        mod.prepare(lab)
         daemon = Daemon(lab.tmp, getattr(mod, "CONFIG", ""))
         daemon.wait_ready()
         polls, phase_starts = [], {}
@@ -519,7 +528,9 @@ def run(mod, verbose=False):
                         [(lab.logical(c["cgroup"]), c["level"]["name"]) for c in doc.get("cgroups") or []
                          if c["cgroup"].startswith("/" + lab.tag)],
                         ((doc.get("overcommit") or {}).get("level") or {}).get("name"),
-                        [logical_text(s, lab)[:50] for s in (doc.get("next_steps") or [])[:3]]), flush=True)
+                        [logical_text(s, lab)[:50] for s in (doc.get("next_steps") or [])[:3]]) +
+                          (" forecasts=%s" % {lab.logical(k): round(v) for k, v in doc["_metric_cgroup_forecasts"].items()}
+                           if "_metric_cgroup_forecasts" in doc else ""), flush=True)
                 time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - t)))
             if getattr(mod, "after_phase", None):
                 mod.after_phase(lab, phase)
