@@ -323,12 +323,23 @@ def describe(test):
     return "%s%s %s%s" % (scope, test["subject"], words.get(test["op"], test["op"]), shown)
 
 
-# A cgroup of the machine, not of the scenario (a session's, a service's): its name changes
-# from run to run, the scoreboard says only that it was one.
-FOREIGN_CGROUP = re.compile(r"/[\w.@:-]+(/[\w.@:-]+)*[0-9a-f]{16,}[\w.@:/-]*|/(system|user)\.slice[\w.@:/-]*")
+# A path in what the daemon said that is not one of the scenario's cgroups (a session's, a
+# service's, another test's): its name changes from run to run, the scoreboard says only that
+# it was another cgroup. Paths of the kernel's files are left as they are.
+PATH_TOKEN = re.compile(r"(?<![\w.])/[\w.@:-]+(?:/[\w.@:-]+)*")
+KERNEL_PATHS = ("/proc", "/sys", "/dev", "/etc", "/usr", "/var", "/tmp", "/run")
 
 
-def coarse(v):
+def foreign_to_generic(text, known):
+    def one(m):
+        p = m.group(0)
+        if p in known or p == "/" or any(p == k or p.startswith(k + "/") for k in KERNEL_PATHS):
+            return p
+        return "(another cgroup)"
+    return PATH_TOKEN.sub(one, text)
+
+
+def coarse(v, known=()):
     """A value as the scoreboard shows it: levels by name, cgroups by the scenario's names, sizes
     in coarse buckets, no numbers that wobble."""
     if v is None:
@@ -343,13 +354,15 @@ def coarse(v):
                 return name if v > 1000 else "a count" if isinstance(v, int) else "set"
         return ">=4GiB"
     if isinstance(v, str):
-        v = FOREIGN_CGROUP.sub("(another cgroup)", v)
+        if v in known:
+            return v
+        v = foreign_to_generic(v, known)
         v = re.sub(r"\d+(\.\d+)?", "#", v)
         return v if len(v) <= 90 else v[:87] + "..."
     if isinstance(v, list):
         if not v:
             return "none"
-        shown = sorted({coarse(x) for x in v})
+        shown = sorted({coarse(x, known) for x in v})
         return ", ".join(shown[:4]) + (" +%d" % (len(shown) - 4) if len(shown) > 4 else "")
     if isinstance(v, dict):
         keys = ("kind", "job", "cgroup", "scope")
@@ -365,14 +378,15 @@ def evaluate_test(test, doc, text, lab):
         names = [t.get("subject", "") for t in test.get("any") or test.get("all")]
         return held, "; ".join("%s %s" % (n, p[1]) for n, p in zip(names, parts))
     got = subject_value(doc, text, test["scope"], test["subject"], lab)
+    known = {c.name for c in getattr(lab, "_cgroups", ())}
     if test["op"] in ("match", "nomatch") and isinstance(got, list):
         rx = re.compile(substitute(test["value"], lab))
         hits = [s for s in got if isinstance(s, str) and rx.search(s)]
-        shown = coarse(hits[0]) if hits else ("no match among %d" % len(got))
+        shown = coarse(hits[0], known) if hits else ("no match among %d" % len(got))
     elif test["op"] in ("match", "nomatch") and isinstance(got, str):
         shown = "matched" if re.search(substitute(test["value"], lab), got) else "no match"
     else:
-        shown = coarse(got)
+        shown = coarse(got, known)
     return judge(test["op"], got, test["value"], lab), shown
 
 
