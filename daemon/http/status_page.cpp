@@ -236,9 +236,10 @@ constexpr std::string_view kScript = R"page(
     ["share", function (m) { return pct(m.contribution_ratio); }, "num"],
     ["holds", function (m) { return bytes(m.footprint_bytes); }, "num"],
     ["grows", function (m) { return bytesPerSecond(m.growth_bytes_per_second); }, "num"],
-    ["frees if stopped", function (m) {
+    ["frees RAM if stopped", function (m) {
       return bytes(m.relief_bytes) + (m.relief_covers_shortfall ? " (enough)" : "");
     }, "num"],
+    ["in swap", function (m) { return bytes(m.swap_bytes); }, "num"],
     ["stall", function (m) { return pct(m.stall_ratio); }, "num"],
     ["refaults", function (m) { return pct(m.refault_ratio); }, "num"],
     ["unbacked", function (m) { return bytes(m.unbacked_promise_bytes); }, "num"]
@@ -253,12 +254,18 @@ constexpr std::string_view kScript = R"page(
       " (" + d.origin + "), refreshed every " + REFRESH_MS / 1000 + " s";
 
     showLevel("stall-level", stall.level);
-    $("stall-instant").textContent = stall.instant_level && stall.instant_level.value !== stall.level.value ?
-      "this sample alone: " + stall.instant_level.name : "";
+    $("stall-instant").textContent = stall.easing ? "easing: what set it is shown; this sample alone: " +
+      stall.instant_level.name : (stall.instant_level && stall.instant_level.value !== stall.level.value ?
+      "this sample alone: " + stall.instant_level.name : "");
     showReasons("stall-reasons", stall.reasons);
     var f = stall.figures || {};
     showFacts("stall-figures", [
       ["signals", (stall.signals || []).join(", ") || "none"],
+      ["confidence", stall.confidence === "lower_bound" ?
+        "a lower bound (missing " + (stall.missing_signals || []).join(", ") + ")" : "complete"],
+      ["node short of memory", stall.short_of_memory ? "yes" : "no"],
+      ["cgroups stalling at their own limits", has(stall.cgroups_at_limit) ? String(stall.cgroups_at_limit) : "-"],
+      ["held outside the cgroups", bytes(stall.unattributed_bytes)],
       ["window", duration(f.window_seconds)],
       ["available", bytes(stall.available_bytes)],
       ["short of headroom", bytes(stall.shortfall_bytes)],
@@ -286,7 +293,7 @@ constexpr std::string_view kScript = R"page(
       ["share", function (p) { return pct(p.contribution_ratio); }, "num"],
       ["holds", function (p) { return bytes(p.footprint_bytes); }, "num"],
       ["grows", function (p) { return bytesPerSecond(p.growth_bytes_per_second); }, "num"],
-      ["frees if stopped", function (p) { return bytes(p.relief_bytes); }, "num"]
+      ["frees RAM if stopped", function (p) { return bytes(p.relief_bytes); }, "num"]
     ], stall.processes);
     function names(list) { return (list || []).map(function (m) { return m.cgroup; }).join(", ") || "none"; }
     showTable("cgroups", [
