@@ -27,28 +27,35 @@ bool sizeable(std::uint64_t footprint_bytes, double growth_bytes_per_second, std
          std::max(0.0, growth_bytes_per_second) * half_life_s >= size_floor;
 }
 
+Candidate candidate(std::uint64_t relief_bytes, double growth_bytes_per_second, bool eligible,
+                    const RoleSettings& roles) {
+  const double half_life_s = std::chrono::duration<double>(roles.growth_half_life).count();
+  return Candidate{relief_bytes,
+                   static_cast<double>(relief_bytes) + std::max(0.0, growth_bytes_per_second) * half_life_s, eligible};
+}
+
 Cover covering_set(const std::vector<Candidate>& candidates, std::uint64_t shortfall_bytes, std::size_t most,
                    double similar_ratio) {
   Cover cover;
   std::vector<std::size_t> order(candidates.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return candidates[a].contribution > candidates[b].contribution;
+    return candidates[a].projected_bytes > candidates[b].projected_bytes;
   });
   std::uint64_t relief = 0;
   std::size_t rest = 0;  // where the walk stopped
   for (; rest < order.size(); ++rest) {
     const Candidate& c = candidates[order[rest]];
-    if (!c.eligible || c.contribution <= 0) continue;
+    if (!c.eligible || c.projected_bytes <= 0) continue;
     if (!cover.taken.empty() && (relief >= shortfall_bytes || cover.taken.size() >= most)) break;
     cover.taken.push_back(order[rest]);
     relief += c.relief_bytes;
   }
   if (cover.taken.empty()) return cover;
-  const double last = candidates[cover.taken.back()].contribution;
+  const double last = candidates[cover.taken.back()].projected_bytes;
   for (; rest < order.size(); ++rest) {
     const Candidate& c = candidates[order[rest]];
-    if (c.eligible && c.contribution >= similar_ratio * last) ++cover.similar;
+    if (c.eligible && c.projected_bytes >= similar_ratio * last) ++cover.similar;
   }
   return cover;
 }
@@ -96,18 +103,15 @@ RankedMembers rank_members(const std::vector<MemberFigures>& members, VerdictLev
     out.stall_ratio = m.stall_ratio;
     out.refault_ratio = m.refault_ratio;
     out.unbacked_promise_bytes = m.unbacked_promise_bytes;
-    candidates.push_back(Candidate{out.contribution_ratio, out.relief_bytes,
-                                   sizeable(m.footprint_bytes, m.growth_bytes_per_second, scope.size_bytes, roles)});
+    candidates.push_back(candidate(out.relief_bytes, m.growth_bytes_per_second,
+                                   sizeable(m.footprint_bytes, m.growth_bytes_per_second, scope.size_bytes, roles),
+                                   roles));
     all.push_back(std::move(out));
   }
   // The remainder, as one more candidate: its RAM is anon or shmem held outside the members.
   const double remainder_growth = std::max(0.0, whole_grown - grown);
-  const double remainder_promise = std::max(0.0, whole_promised - promised);
-  const double remainder_contribution =
-      contribution_ratio(shares_of(static_cast<double>(ranked.unattributed_bytes), remainder_growth, remainder_promise),
-                         roles);
-  candidates.push_back(Candidate{remainder_contribution, ranked.unattributed_bytes,
-                                 sizeable(ranked.unattributed_bytes, remainder_growth, scope.size_bytes, roles)});
+  candidates.push_back(candidate(ranked.unattributed_bytes, remainder_growth,
+                                 sizeable(ranked.unattributed_bytes, remainder_growth, scope.size_bytes, roles), roles));
 
   std::vector<bool> contributor(all.size(), false);
   if (scope.short_of_memory) {

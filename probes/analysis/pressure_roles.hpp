@@ -8,9 +8,11 @@
 //   other two share the rest. The shares are of the scope, not of what its members hold: what no
 //   member explains (the v1 root's or a cgroup's own processes, cgroups not exported, tmpfs no
 //   process maps) is the unattributed remainder, a candidate like the members.
-// - **contributors**, only while the scope is short of memory: the smallest set, largest
-//   contribution first, whose relief covers the scope's shortfall (at least one, at most
-//   max_members), among members of some size for the scope (holding, or growing per half-life,
+// - **contributors**, only while the scope is short of memory: the smallest set whose relief
+//   covers the scope's shortfall (at least one, at most max_members), largest first by what
+//   each will hold a growth half-life on (its relief plus its growth over the half-life: size
+//   and growth in one unit, so a job that just grew 100 MiB does not outrank an idle holder of
+//   a gigabyte, and a fast grower outranks its equal in size), among members of some size for the scope (holding, or growing per half-life,
 //   `contributor_min_scope_ratio` of it: a 240 KiB job alone in a 512 MiB cgroup is not what
 //   stalls it). oomd and systemd-oomd always name a candidate; with ten similar jobs no share
 //   reaches a fixed floor, so there is none. When the remainder comes first, the processes say
@@ -87,16 +89,19 @@ struct ScopeWhole {
   bool short_of_memory = false;
 };
 
-// One candidate for the covering set: its contribution, its relief, whether it may be named.
+// One candidate for the covering set: its relief, what it will hold a growth half-life on (its
+// relief plus its growth over the half-life: the order of the set), whether it may be named.
 struct Candidate {
-  double contribution = 0;
   std::uint64_t relief_bytes = 0;
+  double projected_bytes = 0;
   bool eligible = true;
 };
+Candidate candidate(std::uint64_t relief_bytes, double growth_bytes_per_second, bool eligible,
+                    const RoleSettings& roles);
 
-// The covering set over `candidates`: the indices taken, highest contribution first (at least
-// one eligible, then until their relief covers `shortfall_bytes`, at most `most`), and how many
-// left out contribute at least similar_ratio of the last one taken.
+// The covering set over `candidates`: the indices taken, largest projected relief first (at
+// least one eligible, then until their relief covers `shortfall_bytes`, at most `most`), and how
+// many left out would relieve at least similar_ratio of the last one taken.
 struct Cover {
   std::vector<std::size_t> taken;
   std::size_t similar = 0;

@@ -135,8 +135,8 @@ std::vector<ScopeProcess> rank_processes(const ProcessScan& scan, const ScopeTot
     out.relief_bytes = p->relief_bytes;
     out.relief_swap_bytes = p->swap_bytes;
     out.unbacked_promise_bytes = p->unbacked_promise_bytes;
-    candidates.push_back(Candidate{out.contribution_ratio, out.relief_bytes,
-                                   sizeable(footprint, grows.value_or(0), scope.whole.size_bytes, roles)});
+    candidates.push_back(candidate(out.relief_bytes, grows.value_or(0),
+                                   sizeable(footprint, grows.value_or(0), scope.whole.size_bytes, roles), roles));
     all.push_back(std::move(out));
   }
   const Cover cover = covering_set(candidates, scope.whole.shortfall_bytes, roles.max_members, roles.similar_ratio);

@@ -62,7 +62,7 @@ struct StallThresholds {
   std::chrono::milliseconds hold{10000};
   // Severity by time lost (stall_persistence.hpp): a stall present through `sustain` (at least
   // three sample intervals) is sustained; `long_window` gives recurring bursts their share.
-  std::chrono::milliseconds sustain{1500};
+  std::chrono::milliseconds sustain{2000};
   std::chrono::milliseconds long_window{10000};
   LevelThresholds psi_some{0.05, 0.10, 0.30, 0.60};
   LevelThresholds psi_full{0.01, 0.05, 0.20, 0.60};
