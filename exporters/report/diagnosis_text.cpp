@@ -172,13 +172,40 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
         std::snprintf(r, sizeof r, " (%.2f of it)", *o.unbacked_to_supply_ratio);
         ratio = r;
       }
-      line(out, "  promised, not backed: %s; the node can still supply %s%s",
-           human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str(),
-           human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
+      line(out, "  promised, not backed: %s", human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str());
+      if (o.cow_shared_bytes && *o.cow_shared_bytes > 0) {
+        line(out, "    of it copy-on-write sharing after fork (paid only when written): %s",
+             human_bytes(static_cast<double>(*o.cow_shared_bytes)).c_str());
+      }
+      if (o.capped_by_limits_bytes > 0) {
+        line(out, "    of it capped by cgroup limits (can only come due at their ceilings): %s",
+             human_bytes(static_cast<double>(o.capped_by_limits_bytes)).c_str());
+      }
+      if (o.charged_unbacked_bytes) {
+        line(out, "  can come due on the node: %s; the node can still supply %s%s",
+             human_bytes(static_cast<double>(*o.charged_unbacked_bytes)).c_str(),
+             human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
+      }
     }
-    if (o.promise_exhaustion_seconds) {
-      line(out, "  promises coming due use up the supply in ~%.0f s at the last minute's rate",
-           *o.promise_exhaustion_seconds);
+    if (o.uncharged_reservation_processes > 0) {
+      line(out, "  MAP_NORESERVE reservations left out (never charged): %s in %llu processes",
+           human_bytes(static_cast<double>(o.uncharged_reservation_bytes)).c_str(),
+           static_cast<unsigned long long>(o.uncharged_reservation_processes));
+    }
+    if (o.promise_exhaustion_seconds && o.payment_bytes_per_second) {
+      line(out, "  promises being paid at %s/s use up the supply in ~%.0f s",
+           human_bytes(*o.payment_bytes_per_second).c_str(), *o.promise_exhaustion_seconds);
+    }
+    for (const CgroupOverLimit& c : o.cgroups_over_limit) {
+      line(out, "  cgroup %s promised %s against a limit of %s (%s headroom): will be OOM-killed at its ceiling if it "
+                "touches it",
+           fit(c.cgroup, 38).c_str(), human_bytes(static_cast<double>(c.unbacked_promise_bytes)).c_str(),
+           human_bytes(static_cast<double>(c.effective_limit_bytes)).c_str(),
+           human_bytes(static_cast<double>(c.headroom_bytes)).c_str());
+    }
+    if (o.cgroups_over_limit_total > o.cgroups_over_limit.size()) {
+      line(out, "  (%llu more cgroups promised beyond their limits)",
+           static_cast<unsigned long long>(o.cgroups_over_limit_total - o.cgroups_over_limit.size()));
     }
     // Linux's names where they are Linux's fields; Windows's otherwise.
     const bool windows = snapshot.windows_memory.has_value();

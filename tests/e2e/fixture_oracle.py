@@ -430,6 +430,7 @@ def expected_cgroup_v2(tree, max_depth):
     mem_total = expected_meminfo(os.path.join(tree, "proc"))[key("memdiag_meminfo_mem_total_bytes")]
     out, malformed, discovered = {}, 0, 0
     leaf_limits, leaves = 0, {"true": 0, "false": 0}
+    limits = {}  # every discovered cgroup: its hard limit or None
     ranked = []
     for directory, subdirs, files in sorted(os.walk(root)):
         rel = "/" + os.path.relpath(directory, root) if directory != root else "/"
@@ -438,6 +439,7 @@ def expected_cgroup_v2(tree, max_depth):
             continue
         discovered += 1
         samples, limit, bad = _cgroup_samples(directory, rel, files)
+        limits[rel] = limit
         ranked.append((_importance(samples, rel), rel))
         out.update(samples)
         malformed += bad
@@ -457,8 +459,30 @@ def expected_cgroup_v2(tree, max_depth):
     out[key("memdiag_cgroup_leaf_limits_sum_bytes")] = leaf_limits
     for limited, n in leaves.items():
         out[key("memdiag_cgroup_leaves", limited=limited)] = n
-    out[key("memdiag_cgroup_limit_overcommit_ratio")] = leaf_limits / mem_total
+    effective = _limits_as_they_bind(limits)
+    out[key("memdiag_cgroup_effective_limits_sum_bytes")] = effective
+    out[key("memdiag_cgroup_limit_overcommit_ratio")] = effective / mem_total
     return out
+
+
+def _limits_as_they_bind(limits):
+    """README "Overcommit risk": a limited cgroup counts the lower of its limit and what its
+    children count, a limited leaf its limit, an unlimited leaf under a limit as much as that
+    limit allows (unbounded, then capped above), elsewhere nothing."""
+    children = {path: [] for path in limits}
+    for path in limits:
+        if path != "/":
+            children[path.rsplit("/", 1)[0] or "/"].append(path)
+
+    def counted(path, under_limit):
+        limit = limits[path]
+        under = under_limit or limit is not None
+        if children[path]:
+            total = sum(counted(child, under) for child in children[path])
+        else:
+            total = float("inf") if under else 0
+        return total if limit is None else min(total, limit)
+    return counted("/", False)
 
 
 _DETAIL = ("memdiag_cgroup_memory_stat_bytes", "memdiag_cgroup_memory_stat_events_total", "memdiag_cgroup_pressure_ratio")
@@ -537,7 +561,8 @@ CGROUP_PER_PATH = ("memdiag_cgroup_memory_usage_bytes", "memdiag_cgroup_memory_l
                    "memdiag_cgroup_pressure_stall_seconds_total", "memdiag_cgroup_pressure_ratio",
                    "memdiag_cgroup_stall_level", "memdiag_cgroup_available_bytes", "memdiag_cgroup_shortfall_bytes")
 CGROUP_NODE = ("memdiag_cgroups_discovered", "memdiag_cgroup_malformed_files", "memdiag_cgroup_leaf_limits_sum_bytes",
-               "memdiag_cgroup_leaves", "memdiag_cgroup_limit_overcommit_ratio")
+               "memdiag_cgroup_leaves", "memdiag_cgroup_effective_limits_sum_bytes",
+               "memdiag_cgroup_limit_overcommit_ratio")
 
 
 def cgroup_families(name):
