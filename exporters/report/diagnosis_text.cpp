@@ -178,11 +178,11 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
              human_bytes(static_cast<double>(*o.cow_shared_bytes)).c_str());
       }
       if (o.capped_by_limits_bytes > 0) {
-        line(out, "    of it capped by cgroup limits (can only come due at their ceilings): %s",
+        line(out, "    of it capped by cgroup limits (due only at their ceilings): %s",
              human_bytes(static_cast<double>(o.capped_by_limits_bytes)).c_str());
       }
       if (o.charged_unbacked_bytes) {
-        line(out, "  can come due on the node: %s; the node can still supply %s%s",
+        line(out, "  can come due: %s; the node can still supply %s%s",
              human_bytes(static_cast<double>(*o.charged_unbacked_bytes)).c_str(),
              human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
       }
@@ -196,16 +196,20 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
       line(out, "  promises being paid at %s/s use up the supply in ~%.0f s",
            human_bytes(*o.payment_bytes_per_second).c_str(), *o.promise_exhaustion_seconds);
     }
-    for (const CgroupOverLimit& c : o.cgroups_over_limit) {
-      line(out, "  cgroup %s promised %s against a limit of %s (%s headroom): will be OOM-killed at its ceiling if it "
-                "touches it",
-           fit(c.cgroup, 38).c_str(), human_bytes(static_cast<double>(c.unbacked_promise_bytes)).c_str(),
+    // Each cgroup's own risk, not the node's: the largest excess first, a few of them.
+    const std::size_t shown = std::min<std::size_t>(o.cgroups_over_limit.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const CgroupOverLimit& c = o.cgroups_over_limit[i];
+      line(out, "  cgroup %s", fit(c.cgroup, 70).c_str());
+      line(out, "    promised %s against a limit of %s (%s headroom):",
+           human_bytes(static_cast<double>(c.unbacked_promise_bytes)).c_str(),
            human_bytes(static_cast<double>(c.effective_limit_bytes)).c_str(),
            human_bytes(static_cast<double>(c.headroom_bytes)).c_str());
+      line(out, "    will be OOM-killed at its ceiling if it touches it");
     }
-    if (o.cgroups_over_limit_total > o.cgroups_over_limit.size()) {
+    if (o.cgroups_over_limit_total > shown) {
       line(out, "  (%llu more cgroups promised beyond their limits)",
-           static_cast<unsigned long long>(o.cgroups_over_limit_total - o.cgroups_over_limit.size()));
+           static_cast<unsigned long long>(o.cgroups_over_limit_total - shown));
     }
     // Linux's names where they are Linux's fields; Windows's otherwise.
     const bool windows = snapshot.windows_memory.has_value();

@@ -159,30 +159,65 @@ class PromisesDueTest(unittest.TestCase):
             text = subprocess.run([MEMDIAGD, "diagnose", "--url", "http://%s/api/v1/diagnosis" % d.address,
                                    "--format", "text"], capture_output=True, text=True, timeout=30).stdout
             self.assertIn("capped by cgroup limits", text)
-            self.assertIn("cgroup %s promised" % parent.path, text)
+            self.assertIn("cgroup %s\n    promised " % parent.path, text)
+            self.assertIn("will be OOM-killed at its ceiling if it touches it", text)
+            self.assertTrue(all(len(line) <= 80 for line in text.splitlines()), text)
             print("\ncap run: unbacked %.2f GiB, capped %.2f GiB, charged %.2f GiB, level %s" %
                   (o["unbacked_bytes"] / GiB, o["capped_by_limits_bytes"] / GiB, o["charged_unbacked_bytes"] / GiB,
                    o["level"]["name"]))
 
     def test_fork_sharing_is_separated_and_not_charged(self):
-        cg = self.cgroup(self.tag, 1 * GiB)
+        # Node-wide figures: other processes on the machine (other suites, forking scenarios of
+        # their own) move them too. An attempt whose figures moved by more than this test's
+        # tolerance for reasons of their own is tried again, at most three times in all.
+        shared = 8 * 256 * MiB
+        problems = []
+        for attempt in range(3):
+            cg = V1Cgroup("%s-fork%d" % (self.tag, attempt), 1 * GiB)
+            try:
+                problem = self.fork_attempt(cg, shared)
+            finally:
+                cg.remove()
+            if problem is None:
+                return
+            problems.append(problem)
+            print("\nattempt %d: %s" % (attempt + 1, problem))
+        self.fail("; ".join(problems))
+
+    def fork_attempt(self, cg, shared):
         with Daemon("--config", self.config) as d:
             d.wait_ready()
             before = self.wait_report(d, lambda r: "cow_shared_bytes" in r.get("overcommit", {}),
                                       "a report with cow_shared_bytes")["overcommit"]
-            self.start(cg, 256 * MiB, touch=256 * MiB, kids=8)
-            shared = 8 * 256 * MiB
-            after = self.wait_report(d, lambda r: r["overcommit"].get("cow_shared_bytes", 0) - before["cow_shared_bytes"]
-                                     >= shared * 3 // 4, "copy-on-write sharing to rise by about 2 GiB")["overcommit"]
+            child = subprocess.Popen(["sh", "-c", cg.shell('exec "$0" -c "$1" %d %d 8 0' % (256 * MiB, 256 * MiB)),
+                                      sys.executable, CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, preexec_fn=die_with_parent)
+            try:
+                self.assertEqual(child.stdout.readline().strip(), "ready")
+                after = self.wait_report(d, lambda r: r["overcommit"].get("cow_shared_bytes", 0) -
+                                         before["cow_shared_bytes"] >= shared * 3 // 4,
+                                         "copy-on-write sharing to rise by about 2 GiB")["overcommit"]
+            finally:
+                child.stdin.close()
+                child.kill()
+                child.wait()
+                child.stdout.close()
             self.consistent(after)
             cow = after["cow_shared_bytes"] - before["cow_shared_bytes"]
             unbacked = after["unbacked_bytes"] - before["unbacked_bytes"]
             charged = after["charged_unbacked_bytes"] - before["charged_unbacked_bytes"]
-            print("\nfork run: unbacked %+.2f GiB, cow_shared %+.2f GiB, charged %+.2f GiB" %
-                  (unbacked / GiB, cow / GiB, charged / GiB))
-            self.assertLess(abs(cow - shared), shared // 4, "cow_shared rose by %.2f GiB" % (cow / GiB))
-            self.assertGreater(unbacked, shared // 2, "the kernel's unbacked figure counts the sharing")
-            self.assertLess(charged, 512 * MiB, "the charged promise rose by %.2f GiB" % (charged / GiB))
+            print("\nfork run: unbacked %+.2f GiB, cow_shared %+.2f GiB, charged %+.2f GiB, level %s -> %s" %
+                  (unbacked / GiB, cow / GiB, charged / GiB, before["level"]["name"], after["level"]["name"]))
+            if abs(cow - shared) >= shared // 4:
+                return "cow_shared rose by %.2f GiB, not about 2 GiB" % (cow / GiB)
+            # The kernel's figure counts the sharing (each child's commit), the charged one not.
+            if unbacked < shared // 2:
+                return "the kernel's unbacked figure rose by only %.2f GiB" % (unbacked / GiB)
+            if charged >= 512 * MiB:
+                return "the charged promise rose by %.2f GiB" % (charged / GiB)
+            if after["level"]["value"] > before["level"]["value"]:
+                return "the node's level rose: %s -> %s" % (before["level"]["name"], after["level"]["name"])
+            return None
 
     def test_noreserve_reservations_are_never_promise_holders(self):
         cg = self.cgroup(self.tag, 256 * MiB)
