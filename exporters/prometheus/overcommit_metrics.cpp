@@ -46,13 +46,21 @@ void render_overcommit(const OvercommitVerdict& v, MetricSink& sink) {
         "memdiag_overcommit_uncharged_reservation_bytes).",
         static_cast<double>(v.uncharged_reservation_processes));
   gauge(sink, "memdiag_overcommit_cgroups_over_limit",
-        "Cgroups whose processes were promised more than their limits let them still draw: each will be OOM-killed "
-        "at its ceiling if it touches its promise.",
+        "Cgroups whose processes' private commit is more than their lowest limit on the way up: each will be "
+        "OOM-killed at its ceiling if it touches its promise.",
         static_cast<double>(v.cgroups_over_limit_total));
   if (!v.cgroups_over_limit.empty()) {
+    sink.family("memdiag_overcommit_cgroup_committed_private_bytes",
+                "Private commit of a cgroup promised beyond its limits (its processes', descendants included); the "
+                "largest excesses over memdiag_overcommit_cgroup_effective_limit_bytes only "
+                "(memdiag_overcommit_cgroups_over_limit counts them all).",
+                MetricType::Gauge);
+    for (const CgroupOverLimit& c : v.cgroups_over_limit) {
+      sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.committed_private_bytes));
+    }
     sink.family("memdiag_overcommit_cgroup_unbacked_bytes",
-                "Unbacked promise of a cgroup promised beyond its limits (its descendants included); the largest "
-                "excesses only (memdiag_overcommit_cgroups_over_limit counts them all).",
+                "Of memdiag_overcommit_cgroup_committed_private_bytes, what is not backed yet: what touching it "
+                "would draw.",
                 MetricType::Gauge);
     for (const CgroupOverLimit& c : v.cgroups_over_limit) {
       sink.sample({{"cgroup", c.cgroup}}, static_cast<double>(c.unbacked_promise_bytes));

@@ -174,6 +174,7 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     for (const CgroupOverLimit& c : o.cgroups_over_limit) {
       w.begin_object();
       w.field("cgroup", c.cgroup);
+      w.field("committed_private_bytes", c.committed_private_bytes);
       w.field("unbacked_promise_bytes", c.unbacked_promise_bytes);
       w.field("effective_limit_bytes", c.effective_limit_bytes);
       w.field("headroom_bytes", c.headroom_bytes);

@@ -201,10 +201,10 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
     for (std::size_t i = 0; i < shown; ++i) {
       const CgroupOverLimit& c = o.cgroups_over_limit[i];
       line(out, "  cgroup %s", fit(c.cgroup, 70).c_str());
-      line(out, "    promised %s against a limit of %s (%s headroom):",
+      line(out, "    promised %s (%s unbacked) against a limit of %s:",
+           human_bytes(static_cast<double>(c.committed_private_bytes)).c_str(),
            human_bytes(static_cast<double>(c.unbacked_promise_bytes)).c_str(),
-           human_bytes(static_cast<double>(c.effective_limit_bytes)).c_str(),
-           human_bytes(static_cast<double>(c.headroom_bytes)).c_str());
+           human_bytes(static_cast<double>(c.effective_limit_bytes)).c_str());
       line(out, "    will be OOM-killed at its ceiling if it touches it");
     }
     if (o.cgroups_over_limit_total > shown) {

@@ -170,8 +170,8 @@ std::vector<std::string> next_steps(const Snapshot& snapshot) {
       for (std::size_t i = 0; i < shown; ++i) {
         const CgroupOverLimit& c = o.cgroups_over_limit[i];
         if (!step.empty()) step += "; ";
-        step += c.cgroup + " promised " + bytes(c.unbacked_promise_bytes) + " against a limit of " +
-                bytes(c.effective_limit_bytes) + " (" + bytes(c.headroom_bytes) + " of headroom)";
+        step += c.cgroup + " promised " + bytes(c.committed_private_bytes) + " against a limit of " +
+                bytes(c.effective_limit_bytes) + " (" + bytes(c.unbacked_promise_bytes) + " of it not yet used)";
       }
       if (o.cgroups_over_limit_total > shown) {
         step += "; and " + std::to_string(o.cgroups_over_limit_total - shown) + " more cgroups";

@@ -47,11 +47,13 @@ PromiseCapping cap_promises(const std::vector<CgroupLimit>& limits, const std::v
   }
 
   // Each cgroup's processes' promise goes to the innermost limited cgroup holding them.
-  std::vector<std::uint64_t> own(n, 0);
+  std::vector<std::uint64_t> own(n, 0), own_committed(n, 0);
   for (const CgroupProcessTotals& c : cgroups) {
-    if (c.unbacked_promise_bytes == 0) continue;
+    if (c.committed_private_bytes == 0 && c.unbacked_promise_bytes == 0) continue;
     const std::size_t at = innermost_at_or_above(c.cgroup, index);
-    if (at != kNone) own[at] += c.unbacked_promise_bytes;
+    if (at == kNone) continue;
+    own[at] += c.unbacked_promise_bytes;
+    own_committed[at] += c.committed_private_bytes;
   }
 
   // Deepest first, so children are done before their parent.
@@ -61,11 +63,12 @@ PromiseCapping cap_promises(const std::vector<CgroupLimit>& limits, const std::v
     return std::count(limits[i].path.begin(), limits[i].path.end(), '/') - (limits[i].path == "/" ? 1 : 0);
   };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth(a) > depth(b); });
-  std::vector<std::uint64_t> raw(own), charged_children(n, 0), charged(n, 0);
+  std::vector<std::uint64_t> raw(own), committed(own_committed), charged_children(n, 0), charged(n, 0);
   for (std::size_t i : order) {
     charged[i] = std::min(limits[i].headroom_bytes, own[i] + charged_children[i]);
     if (parent[i] != kNone) {
       raw[parent[i]] += raw[i];
+      committed[parent[i]] += committed[i];
       charged_children[parent[i]] += charged[i];
     } else {
       out.capped_by_limits_bytes += raw[i] - charged[i];
@@ -74,17 +77,17 @@ PromiseCapping cap_promises(const std::vector<CgroupLimit>& limits, const std::v
 
   std::vector<std::size_t> over;
   for (std::size_t i = 0; i < n; ++i) {
-    if (raw[i] > limits[i].headroom_bytes) over.push_back(i);
+    if (committed[i] > limits[i].effective_limit_bytes) over.push_back(i);
   }
   out.over_limit_total = over.size();
-  auto excess = [&](std::size_t i) { return raw[i] - limits[i].headroom_bytes; };
+  auto excess = [&](std::size_t i) { return committed[i] - limits[i].effective_limit_bytes; };
   std::sort(over.begin(), over.end(), [&](std::size_t a, std::size_t b) {
     return excess(a) != excess(b) ? excess(a) > excess(b) : limits[a].path < limits[b].path;
   });
   if (over.size() > max_listed) over.resize(max_listed);
   for (std::size_t i : over) {
-    out.over_limit.push_back(
-        CgroupOverLimit{limits[i].path, raw[i], limits[i].effective_limit_bytes, limits[i].headroom_bytes});
+    out.over_limit.push_back(CgroupOverLimit{limits[i].path, committed[i], raw[i], limits[i].effective_limit_bytes,
+                                             limits[i].headroom_bytes});
   }
   return out;
 }

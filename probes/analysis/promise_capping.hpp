@@ -2,8 +2,10 @@
 // can draw from the node at most what the limits on its way up still allow (the limit tree's
 // headroom: the lowest of limit - usage over the cgroup and its limited ancestors). So each
 // limited subtree charges the node min(its processes' unbacked promise, its headroom),
-// innermost limits first; the rest is capped away. A cgroup promised beyond its headroom is its
-// own risk: touching the promise is an OOM kill at its ceiling.
+// innermost limits first; the rest is capped away. A cgroup whose processes' private commit
+// (resident, swapped and unbacked) exceeds its effective limit is its own risk: touching it all
+// is an OOM kill at its ceiling, even with every page of cache reclaimed. (Against the headroom
+// instead, a cgroup full of page cache would be listed for promises its cache can pay.)
 //
 // Inputs are bounded by their sections: a cgroup left out of the process section's cgroup sums
 // (its cap) or of the cgroup section's limits (its cap) is simply not capped, so the node's
@@ -23,8 +25,8 @@ namespace memdiag::analysis {
 struct PromiseCapping {
   // Promised by processes of limited cgroups beyond what the limits let them draw.
   std::uint64_t capped_by_limits_bytes = 0;
-  // Limited cgroups whose promise (theirs and their descendants') exceeds their headroom, the
-  // largest excess first, at most max_listed; total counts all of them.
+  // Limited cgroups whose private commit (theirs and their descendants') exceeds their
+  // effective limit, the largest excess first, at most max_listed; total counts all of them.
   std::vector<CgroupOverLimit> over_limit;
   std::size_t over_limit_total = 0;
 };

@@ -28,11 +28,13 @@ inline constexpr std::string_view kOvercommitAlways = "overcommit_always";
 inline constexpr std::string_view kAll[] = {kUnbackedPromises, kCommitLimit, kCgroupLimits, kOvercommitAlways};
 }  // namespace overcommit_reason
 
-// A cgroup whose processes were promised more than its limits let it draw (the limit tree's
-// headroom): touching it all is an OOM kill at the ceiling, not a shortage of the node's.
+// A cgroup whose processes were promised more private memory than its lowest limit on the way
+// up: touching it all is an OOM kill at the ceiling, whatever page cache there is to reclaim,
+// not a shortage of the node's.
 struct CgroupOverLimit {
   std::string cgroup;
-  std::uint64_t unbacked_promise_bytes = 0;  // its processes', its descendants' included
+  std::uint64_t committed_private_bytes = 0; // its processes' private commit, descendants' included
+  std::uint64_t unbacked_promise_bytes = 0;  // of it not backed yet
   std::uint64_t effective_limit_bytes = 0;   // the lowest limit on its way up
   std::uint64_t headroom_bytes = 0;          // what it can still draw before a limit stops it
   bool operator==(const CgroupOverLimit&) const = default;
@@ -64,8 +66,8 @@ struct OvercommitVerdict {
   // in modes 0 and 1, so neither in unbacked_bytes nor among the promise holders.
   std::uint64_t uncharged_reservation_processes = 0;
   std::uint64_t uncharged_reservation_bytes = 0;
-  // The cgroups that promised beyond their limits, the largest excess (promise - headroom)
-  // first, at most a few; cgroups_over_limit_total counts them all. Each cgroup's own risk: it
+  // The cgroups that promised beyond their limits, the largest excess (private commit -
+  // effective limit) first, at most a few; cgroups_over_limit_total counts them all. Each cgroup's own risk: it
   // does not raise the node's level.
   std::vector<CgroupOverLimit> cgroups_over_limit;
   std::size_t cgroups_over_limit_total = 0;

@@ -6,7 +6,8 @@ what can be drawn from the node is charged against its supply.
   12 GiB to Committed_AS (vm.overcommit_memory 0 or 1, as found), but the subtree can draw at
   most the parent's 1 GiB: about 11 GiB is capped_by_limits_bytes, the node's charged unbacked
   promise leaves it out, and the parent and the three children are listed as cgroups promised
-  beyond their limits ("will be OOM-killed at its ceiling if it touches it").
+  beyond their limits (private commit above the effective limit: "will be OOM-killed at its
+  ceiling if it touches it").
 - Fork: a process touches 256 MiB, then forks 8 children that sleep. Each child's commit counts
   the parent's 256 MiB again (about 2 GiB more Committed_AS); no page is added (AnonPages flat).
   That is cow_shared_bytes (RssAnon summed over processes minus AnonPages), and the charged
@@ -133,6 +134,7 @@ class PromisesDueTest(unittest.TestCase):
             top = by_path[parent.path]
             self.assertEqual(top["effective_limit_bytes"], 1 * GiB)
             self.assertGreaterEqual(top["unbacked_promise_bytes"], 12 * GiB - 64 * MiB)
+            self.assertGreaterEqual(top["committed_private_bytes"], top["unbacked_promise_bytes"])
             self.assertLessEqual(top["headroom_bytes"], 1 * GiB)
             order = [c["cgroup"] for c in o["cgroups_over_limit"]]
             self.assertLess(order.index(parent.path), min(order.index(c.path) for c in children),
@@ -142,6 +144,7 @@ class PromisesDueTest(unittest.TestCase):
                 self.assertEqual(c["effective_limit_bytes"], 512 * MiB, c)
                 self.assertLessEqual(c["headroom_bytes"], 512 * MiB, c)
                 self.assertGreaterEqual(c["unbacked_promise_bytes"], 4 * GiB - 64 * MiB, c)
+                self.assertGreaterEqual(c["committed_private_bytes"], 4 * GiB, c)
                 self.assertEqual(c["risk"], "will be OOM-killed at its ceiling if it touches it")
             self.assertGreaterEqual(o["cgroups_over_limit_total"], 4)
             # Not the node's risk: none of the capped promise reaches the level's figure, and the

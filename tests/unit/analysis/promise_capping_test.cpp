@@ -22,10 +22,13 @@ CgroupLimit limit(std::string path, std::uint64_t limit_bytes, std::uint64_t usa
   return CgroupLimit{std::move(path), limit_bytes, usage, effective, headroom};
 }
 
-CgroupProcessTotals promise(std::string cgroup, std::uint64_t unbacked) {
+// `resident`: what of the private commit is already backed (RssAnon + swap).
+CgroupProcessTotals promise(std::string cgroup, std::uint64_t unbacked, std::uint64_t resident = 0) {
   CgroupProcessTotals t;
   t.cgroup = std::move(cgroup);
   t.processes = 1;
+  t.rss_anon_bytes = resident;
+  t.committed_private_bytes = unbacked + resident;
   t.unbacked_promise_bytes = unbacked;
   return t;
 }
@@ -45,6 +48,7 @@ TEST(PromiseCapping, EachLimitedCgroupChargesAtMostItsHeadroom) {
   EXPECT_EQ(c.over_limit_total, 5u);
   ASSERT_EQ(c.over_limit.size(), 3u) << "bounded";
   EXPECT_EQ(c.over_limit[0].cgroup, "/cap1") << "equal excess: by path";
+  EXPECT_EQ(c.over_limit[0].committed_private_bytes, 20 * kGiB);
   EXPECT_EQ(c.over_limit[0].unbacked_promise_bytes, 20 * kGiB);
   EXPECT_EQ(c.over_limit[0].effective_limit_bytes, 4 * kGiB);
   EXPECT_EQ(c.over_limit[0].headroom_bytes, 4 * kGiB - 100 * kMiB);
@@ -65,10 +69,25 @@ TEST(PromiseCapping, InnerLimitsCapFirstAndTheParentCapsWhatIsLeft) {
   const std::uint64_t raw = 10 * kGiB + kGiB / 2 + 5 * kGiB;
   EXPECT_EQ(c.capped_by_limits_bytes, raw - 3 * kGiB);
   ASSERT_EQ(c.over_limit_total, 3u);
-  EXPECT_EQ(c.over_limit[0].cgroup, "/p");  // 15.5 over 3
+  EXPECT_EQ(c.over_limit[0].cgroup, "/p");  // 15.5 over 4
   EXPECT_EQ(c.over_limit[0].unbacked_promise_bytes, raw);
   EXPECT_EQ(c.over_limit[1].cgroup, "/p/a");  // 10 over 2
   EXPECT_EQ(c.over_limit[2].cgroup, "/p/c");  // 5 over 1
+}
+
+TEST(PromiseCapping, ACgroupFullOfCacheIsNotListedForPromisesItsCacheCanPay) {
+  // 4 GiB limit, 3.9 GiB used, mostly page cache: 100 MiB of headroom for the node, but its
+  // processes' 1 GiB of private commit fits under the limit once cache is reclaimed. The node
+  // is charged 100 MiB of it; the cgroup is no risk of its own.
+  std::vector<CgroupLimit> limits = {limit("/cachey", 4 * kGiB, 3900 * kMiB, 4 * kGiB, 100 * kMiB)};
+  const analysis::PromiseCapping c = analysis::cap_promises(limits, {promise("/cachey", 768 * kMiB, 256 * kMiB)});
+  EXPECT_EQ(c.capped_by_limits_bytes, 668 * kMiB);
+  EXPECT_EQ(c.over_limit_total, 0u);
+  // Its processes' private commit past the limit (resident 3 GiB + 1.5 GiB promised): listed.
+  const analysis::PromiseCapping full = analysis::cap_promises(limits, {promise("/cachey", 1536 * kMiB, 3 * kGiB)});
+  ASSERT_EQ(full.over_limit_total, 1u);
+  EXPECT_EQ(full.over_limit[0].committed_private_bytes, 4608 * kMiB);
+  EXPECT_EQ(full.over_limit[0].unbacked_promise_bytes, 1536 * kMiB);
 }
 
 TEST(PromiseCapping, PromisesWithinTheHeadroomAreChargedInFull) {
@@ -98,7 +117,7 @@ TEST(OvercommitModel, OnlyThePromiseThatCanComeDueIsCharged) {
   analysis::PromiseAdjustments a;
   a.cow_shared_bytes = 8 * kGiB;
   a.capped_by_limits_bytes = 80 * kGiB;
-  a.cgroups_over_limit.push_back(CgroupOverLimit{"/cap1", 20 * kGiB, 4 * kGiB, 4 * kGiB});
+  a.cgroups_over_limit.push_back(CgroupOverLimit{"/cap1", 20 * kGiB, 20 * kGiB, 4 * kGiB, 4 * kGiB});
   a.cgroups_over_limit_total = 5;
   a.uncharged_reservation_processes = 1;
   a.uncharged_reservation_bytes = 10ull << 40;
