@@ -67,9 +67,18 @@ void render_cgroups(const CgroupSection& section, const DerivedFigures& derived,
   sink.family("memdiag_cgroup_leaves", "Leaf cgroups by whether they have a hard memory limit.", MetricType::Gauge);
   sink.sample({{"limited", "true"}}, static_cast<double>(section.limited_leaves));
   sink.sample({{"limited", "false"}}, static_cast<double>(section.unlimited_leaves));
+  if (section.effective_limits_sum_bytes) {
+    sink.family("memdiag_cgroup_effective_limits_sum_bytes",
+                "The cgroups' hard memory limits as they bind: each capped subtree counted once, at the lower of its "
+                "limit and what its children count (an unlimited leaf under a limit counts as much as that limit "
+                "allows).",
+                MetricType::Gauge);
+    sink.sample({}, static_cast<double>(*section.effective_limits_sum_bytes));
+  }
   if (derived.cgroup_limit_overcommit_ratio) {
     sink.family("memdiag_cgroup_limit_overcommit_ratio",
-                "Sum of the leaf cgroups' hard limits over MemTotal; above 1 the limits cannot all be honoured.",
+                "The cgroups' hard limits as they bind (memdiag_cgroup_effective_limits_sum_bytes) over MemTotal; "
+                "above 1 the limits cannot all be honoured.",
                 MetricType::Gauge);
     sink.sample({}, *derived.cgroup_limit_overcommit_ratio);
   }

@@ -177,12 +177,35 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     w.field("mode_known", o.mode_known);
     w.field("mode_meaning", overcommit_mode_meaning(o.mode, snapshot.windows_memory.has_value()));
     w.field("unbacked_bytes", o.unbacked_bytes);
+    w.field("charged_unbacked_bytes", o.charged_unbacked_bytes);
+    w.field("capped_by_limits_bytes", o.capped_by_limits_bytes);
+    w.field("cow_shared_bytes", o.cow_shared_bytes);
+    w.key("uncharged_reservations");
+    w.begin_object();
+    w.field("processes", o.uncharged_reservation_processes);
+    w.field("bytes", o.uncharged_reservation_bytes);
+    w.end_object();
     w.field("supply_bytes", o.supply_bytes);
+    w.field("payment_bytes_per_second", o.payment_bytes_per_second);
     w.field("exhaustion_seconds", o.promise_exhaustion_seconds);
     w.field("unbacked_to_supply_ratio", o.unbacked_to_supply_ratio);
     w.field("commit_limit_ratio", o.commit_limit_ratio);
     w.field("commit_ratio", o.commit_ratio);
     w.field("cgroup_limit_overcommit_ratio", o.cgroup_limit_overcommit_ratio);
+    w.key("cgroups_over_limit");
+    w.begin_array();
+    for (const CgroupOverLimit& c : o.cgroups_over_limit) {
+      w.begin_object();
+      w.field("cgroup", c.cgroup);
+      w.field("committed_private_bytes", c.committed_private_bytes);
+      w.field("unbacked_promise_bytes", c.unbacked_promise_bytes);
+      w.field("effective_limit_bytes", c.effective_limit_bytes);
+      w.field("headroom_bytes", c.headroom_bytes);
+      w.field("risk", "will be OOM-killed at its ceiling if it touches it");
+      w.end_object();
+    }
+    w.end_array();
+    w.field("cgroups_over_limit_total", static_cast<std::uint64_t>(o.cgroups_over_limit_total));
     w.end_object();
   }
 

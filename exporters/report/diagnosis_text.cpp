@@ -196,13 +196,44 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
         std::snprintf(r, sizeof r, " (%.2f of it)", *o.unbacked_to_supply_ratio);
         ratio = r;
       }
-      line(out, "  promised, not backed: %s; the node can still supply %s%s",
-           human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str(),
-           human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
+      line(out, "  promised, not backed: %s", human_bytes(static_cast<double>(*o.unbacked_bytes)).c_str());
+      if (o.cow_shared_bytes && *o.cow_shared_bytes > 0) {
+        line(out, "    of it copy-on-write sharing after fork (paid only when written): %s",
+             human_bytes(static_cast<double>(*o.cow_shared_bytes)).c_str());
+      }
+      if (o.capped_by_limits_bytes > 0) {
+        line(out, "    of it capped by cgroup limits (due only at their ceilings): %s",
+             human_bytes(static_cast<double>(o.capped_by_limits_bytes)).c_str());
+      }
+      if (o.charged_unbacked_bytes) {
+        line(out, "  can come due: %s; the node can still supply %s%s",
+             human_bytes(static_cast<double>(*o.charged_unbacked_bytes)).c_str(),
+             human_bytes(static_cast<double>(o.supply_bytes)).c_str(), ratio.c_str());
+      }
     }
-    if (o.promise_exhaustion_seconds) {
-      line(out, "  promises coming due use up the supply in ~%.0f s at the last minute's rate",
-           *o.promise_exhaustion_seconds);
+    if (o.uncharged_reservation_processes > 0) {
+      line(out, "  MAP_NORESERVE reservations left out (never charged): %s in %llu processes",
+           human_bytes(static_cast<double>(o.uncharged_reservation_bytes)).c_str(),
+           static_cast<unsigned long long>(o.uncharged_reservation_processes));
+    }
+    if (o.promise_exhaustion_seconds && o.payment_bytes_per_second) {
+      line(out, "  promises being paid at %s/s use up the supply in ~%.0f s",
+           human_bytes(*o.payment_bytes_per_second).c_str(), *o.promise_exhaustion_seconds);
+    }
+    // Each cgroup's own risk, not the node's: the largest excess first, a few of them.
+    const std::size_t shown = std::min<std::size_t>(o.cgroups_over_limit.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const CgroupOverLimit& c = o.cgroups_over_limit[i];
+      line(out, "  cgroup %s", fit(c.cgroup, 70).c_str());
+      line(out, "    promised %s (%s unbacked) against a limit of %s:",
+           human_bytes(static_cast<double>(c.committed_private_bytes)).c_str(),
+           human_bytes(static_cast<double>(c.unbacked_promise_bytes)).c_str(),
+           human_bytes(static_cast<double>(c.effective_limit_bytes)).c_str());
+      line(out, "    will be OOM-killed at its ceiling if it touches it");
+    }
+    if (o.cgroups_over_limit_total > shown) {
+      line(out, "  (%llu more cgroups promised beyond their limits)",
+           static_cast<unsigned long long>(o.cgroups_over_limit_total - shown));
     }
     // Linux's names where they are Linux's fields; Windows's otherwise.
     const bool windows = snapshot.windows_memory.has_value();

@@ -149,20 +149,33 @@ std::vector<std::string> next_steps(const Snapshot& snapshot) {
   if (d.stall && d.node_scope) scope_steps(out, "node", *d.stall, *d.node_scope, false);
   if (d.overcommit) {
     const OvercommitVerdict& o = *d.overcommit;
+    // The holder to name: the cgroup holding the most promise that can come due on the node.
+    // Not one whose promise its limits cap (listed below as its own risk), nor MAP_NORESERVE
+    // reservations (the scan leaves them out of the cgroup sums).
+    auto capped = [&o](const std::string& cgroup) {
+      for (const CgroupOverLimit& c : o.cgroups_over_limit) {
+        if (cgroup == c.cgroup || (cgroup.size() > c.cgroup.size() && cgroup.compare(0, c.cgroup.size(), c.cgroup) == 0 &&
+                                   (c.cgroup == "/" || cgroup[c.cgroup.size()] == '/'))) {
+          return true;
+        }
+      }
+      return false;
+    };
     std::string holder;
-    if (snapshot.processes && !snapshot.processes->cgroups.empty()) {
-      const auto top = std::max_element(
-          snapshot.processes->cgroups.begin(), snapshot.processes->cgroups.end(),
-          [](const CgroupProcessTotals& a, const CgroupProcessTotals& b) {
-            return a.unbacked_promise_bytes < b.unbacked_promise_bytes;
-          });
-      if (top->unbacked_promise_bytes > 0) {
-        holder = top->cgroup + " holds the most (" + bytes(top->unbacked_promise_bytes) + ")";
+    const CgroupProcessTotals* top = nullptr;
+    if (snapshot.processes) {
+      for (const CgroupProcessTotals& c : snapshot.processes->cgroups) {
+        if (c.unbacked_promise_bytes == 0 || capped(c.cgroup)) continue;
+        if (top == nullptr || c.unbacked_promise_bytes > top->unbacked_promise_bytes) top = &c;
       }
     }
+    if (top != nullptr) holder = top->cgroup + " holds the most (" + bytes(top->unbacked_promise_bytes) + ")";
     if (has_reason(o.reasons, overcommit_reason::kUnbackedPromises) && o.level >= VerdictLevel::kMedium) {
       std::string step = "More is promised than the node can supply";
-      if (o.unbacked_bytes) step += " (" + bytes(*o.unbacked_bytes) + " unbacked against " + bytes(o.supply_bytes) + ")";
+      if (o.charged_unbacked_bytes) {
+        step += " (" + bytes(*o.charged_unbacked_bytes) + " unbacked that can come due against " +
+                bytes(o.supply_bytes) + ")";
+      }
       step += ": put memory limits on the jobs that promise most";
       if (!holder.empty()) step += "; " + holder;
       if (o.mode == OvercommitMode::kAlways) {
@@ -183,8 +196,26 @@ std::vector<std::string> next_steps(const Snapshot& snapshot) {
     if (has_reason(o.reasons, overcommit_reason::kCgroupLimits) && o.cgroup_limit_overcommit_ratio) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.2f", *o.cgroup_limit_overcommit_ratio);
-      out.push_back(std::string("The leaf cgroups' memory limits add up to ") + ratio +
+      out.push_back(std::string("The cgroups' memory limits, each capped subtree counted once, add up to ") + ratio +
                     "x physical memory: they cannot all be honoured at once; lower limits or schedule less here.");
+    }
+    if (!o.cgroups_over_limit.empty()) {
+      // Each cgroup's own risk, whatever the node's level: its promise cannot come due on the
+      // node, only at its own ceiling.
+      std::string step;
+      const std::size_t shown = std::min<std::size_t>(o.cgroups_over_limit.size(), 3);
+      for (std::size_t i = 0; i < shown; ++i) {
+        const CgroupOverLimit& c = o.cgroups_over_limit[i];
+        if (!step.empty()) step += "; ";
+        step += c.cgroup + " promised " + bytes(c.committed_private_bytes) + " against a limit of " +
+                bytes(c.effective_limit_bytes) + " (" + bytes(c.unbacked_promise_bytes) + " of it not yet used)";
+      }
+      if (o.cgroups_over_limit_total > shown) {
+        step += "; and " + std::to_string(o.cgroups_over_limit_total - shown) + " more cgroups";
+      }
+      out.push_back(step +
+                    ": each will be OOM-killed at its ceiling if it touches its promise; raise its limit or make it "
+                    "promise less (the node is not at risk from it).");
     }
   }
   return out;

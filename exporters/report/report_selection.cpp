@@ -19,7 +19,8 @@ std::vector<const CgroupScope*> stalling_scopes(const Snapshot& snapshot) {
 std::vector<const SelectedProcess*> top_promise_processes(const ProcessSection& processes) {
   std::vector<const SelectedProcess*> out;
   for (const SelectedProcess& p : processes.selected) {
-    if (p.unbacked_promise_bytes > 0) out.push_back(&p);
+    // A MAP_NORESERVE reservation is no promise the node made (the scan told it apart).
+    if (p.unbacked_promise_bytes > 0 && !p.uncharged_reservation) out.push_back(&p);
   }
   std::stable_sort(out.begin(), out.end(), [](const SelectedProcess* a, const SelectedProcess* b) {
     return a->unbacked_promise_bytes > b->unbacked_promise_bytes;

@@ -9,4 +9,9 @@ namespace memdiag::analysis {
 
 void derive_figures(Snapshot& snapshot, const OvercommitThresholds& thresholds = {});
 
+// What of the node's unbacked promise cannot come due (overcommit_model.hpp), from the process
+// scan (copy-on-write sharing, uncharged reservations) and the cgroup limit tree (what limits
+// cap, the cgroups promised beyond their limits).
+PromiseAdjustments promise_adjustments(const Snapshot& snapshot);
+
 }  // namespace memdiag::analysis

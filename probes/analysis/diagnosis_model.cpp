@@ -85,7 +85,7 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
     node_hold_ = {};
     node_peak_ = {};
     node_trend_ = {};
-    promise_trend_ = {};
+    promise_payment_ = {};
     cgroup_figures_ = {};
     process_growth_ = {};
     node_growth_ = {};
@@ -281,20 +281,19 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   derived.stall = std::move(stall);
   derived.node_scope = std::move(node);
 
-  // The promises coming due: the unbacked promise's own trend to zero gives its drawdown rate
-  // (unbacked / seconds to zero); at that rate the supply lasts supply / rate, which matters
-  // only when there is more promised than supply (else every promise can be paid).
-  if (derived.overcommit && derived.overcommit->unbacked_bytes && current.system_memory) {
+  // The promises coming due: they are paid as the backed memory (AnonPages + Shmem + swap in
+  // use) rises; at that rate the supply lasts supply / rate, which matters only while more can
+  // come due than the supply (else every promise can be paid). The unbacked figure's own fall is
+  // no payment: exits and munmap cancel promises and leave the supply as it was.
+  if (derived.overcommit && derived.overcommit->charged_unbacked_bytes && current.system_memory &&
+      current.system_memory->commit_backed_bytes) {
     OvercommitVerdict& o = *derived.overcommit;
-    const double unbacked = static_cast<double>(*o.unbacked_bytes);
-    const auto to_zero = promise_trend_.add(current.taken_at, unbacked, settings_.forecast);
-    const double supply = static_cast<double>(o.supply_bytes);
-    if (to_zero && *to_zero > 0 && unbacked > supply) {
-      const double seconds = supply * *to_zero / unbacked;
-      if (seconds <= std::chrono::duration<double>(settings_.forecast.horizon).count()) {
-        o.promise_exhaustion_seconds = seconds;
-      }
-    }
+    o.payment_bytes_per_second =
+        promise_payment_.add(current.taken_at, static_cast<double>(*current.system_memory->commit_backed_bytes),
+                             settings_.forecast);
+    o.promise_exhaustion_seconds =
+        promise_exhaustion_seconds(static_cast<double>(*o.charged_unbacked_bytes), static_cast<double>(o.supply_bytes),
+                                   o.payment_bytes_per_second, settings_.forecast);
   }
 
   if (!transitions.empty()) {

@@ -19,6 +19,7 @@
 #include "probes/analysis/growth_ema.hpp"
 #include "probes/analysis/level_hold.hpp"
 #include "probes/analysis/process_members.hpp"
+#include "probes/analysis/promise_payment.hpp"
 #include "probes/analysis/stall_model.hpp"
 #include "probes/core/snapshot_store.hpp"
 
@@ -73,7 +74,7 @@ class DiagnosisModel {
   LevelHold node_hold_;
   Evidence node_peak_;
   AvailableTrend node_trend_;
-  AvailableTrend promise_trend_;  // the node's unbacked promise, for the drawdown forecast
+  PaymentTrend promise_payment_;  // the node's backed memory: the promises being paid
   VerdictLevel node_logged_ = VerdictLevel::kNone;
   CgroupFigureTracker cgroup_figures_;
   ProcessGrowthTracker process_growth_;

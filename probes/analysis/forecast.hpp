@@ -24,16 +24,28 @@ struct ForecastSettings {
   bool operator==(const ForecastSettings&) const = default;
 };
 
+// The least-squares line itself, for any figure followed over the window (available memory
+// here, the backed memory that pays promises in promise_payment.hpp).
+class TrendLine {
+ public:
+  // Adds the value at `at` (in time order); gives the line's slope, per second, when the trend
+  // is clear (either way). Keeps the points of one window: a few hundred at most at the fastest
+  // interval.
+  std::optional<double> add(std::chrono::system_clock::time_point at, double value, const ForecastSettings& settings);
+
+ private:
+  std::deque<std::pair<std::chrono::system_clock::time_point, double>> points_;
+};
+
 class AvailableTrend {
  public:
   // Adds the available bytes at `at` (in time order) and gives the seconds until they reach 0
-  // at the fitted rate, when the trend is clear. Keeps the points of one window: a few hundred
-  // at most at the fastest interval.
+  // at the fitted rate, when the trend is a clear fall.
   std::optional<double> add(std::chrono::system_clock::time_point at, double available,
                             const ForecastSettings& settings);
 
  private:
-  std::deque<std::pair<std::chrono::system_clock::time_point, double>> points_;
+  TrendLine line_;
 };
 
 }  // namespace memdiag::analysis

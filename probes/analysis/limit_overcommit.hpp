@@ -1,5 +1,6 @@
-// How far the memory limits given to cgroups exceed the memory there is: the sum of the hard
-// limits of every limited leaf cgroup over physical memory. Above 1 the limits are promises
+// How far the memory limits given to cgroups exceed the memory there is: the hard limits as
+// they bind (CgroupSection::effective_limits_sum_bytes: each capped subtree counted once, at
+// the lower of its limit and its limited descendants' sum) over physical memory. Above 1 the limits are promises
 // that cannot all be kept at once; the kubelet and systemd allow it (limits are not
 // reservations), which is why it is a risk figure and not an error.
 #pragma once

@@ -17,12 +17,16 @@ void add_reason(OvercommitVerdict& verdict, std::string_view code, double value,
 
 OvercommitVerdict assess_overcommit(const SystemMemory& memory, const std::optional<OvercommitPolicy>& policy,
                                     std::optional<double> cgroup_limit_overcommit_ratio,
-                                    const OvercommitThresholds& thresholds) {
+                                    const OvercommitThresholds& thresholds, const PromiseAdjustments& adjustments) {
   OvercommitVerdict v;
   v.mode_known = policy.has_value();
   v.mode = policy ? policy->mode : OvercommitMode::kHeuristic;
   v.supply_bytes = memory.physical_available_bytes + memory.swap_free_bytes;
   v.cgroup_limit_overcommit_ratio = cgroup_limit_overcommit_ratio;
+  v.cgroups_over_limit = adjustments.cgroups_over_limit;
+  v.cgroups_over_limit_total = adjustments.cgroups_over_limit_total;
+  v.uncharged_reservation_processes = adjustments.uncharged_reservation_processes;
+  v.uncharged_reservation_bytes = adjustments.uncharged_reservation_bytes;
 
   if (memory.commit_charge_bytes) {
     const double charge = static_cast<double>(*memory.commit_charge_bytes);
@@ -35,8 +39,16 @@ OvercommitVerdict assess_overcommit(const SystemMemory& memory, const std::optio
       v.unbacked_bytes = *memory.commit_charge_bytes > *memory.commit_backed_bytes
                              ? *memory.commit_charge_bytes - *memory.commit_backed_bytes
                              : 0;
+      // What cannot come due, apart: shared copy-on-write pages first (they are in the node's
+      // figure, not in any process's), then what the limits cap (out of the processes' own).
+      std::uint64_t charged = *v.unbacked_bytes;
+      v.cow_shared_bytes = adjustments.cow_shared_bytes;
+      if (v.cow_shared_bytes) charged -= std::min(charged, *v.cow_shared_bytes);
+      v.capped_by_limits_bytes = std::min(charged, adjustments.capped_by_limits_bytes);
+      charged -= v.capped_by_limits_bytes;
+      v.charged_unbacked_bytes = charged;
       if (v.supply_bytes > 0) {
-        v.unbacked_to_supply_ratio = static_cast<double>(*v.unbacked_bytes) / static_cast<double>(v.supply_bytes);
+        v.unbacked_to_supply_ratio = static_cast<double>(charged) / static_cast<double>(v.supply_bytes);
       }
     }
   }

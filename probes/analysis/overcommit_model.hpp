@@ -8,7 +8,12 @@
 //   kills: the unbacked promise (committed, not backed by RAM or swap now) against the supply
 //   (MemAvailable + SwapFree). Unbacked over supply above 1 means the node cannot pay every
 //   promise it made; the seed incident's training node was there for hours under mode 1.
-// - Either way, cgroup hard limits adding up past physical memory are promises too.
+//   Only the promise that can come due is charged (PromiseAdjustments): copy-on-write sharing
+//   after fork is not a draw on memory until written, and what cgroup limits cap can never be
+//   drawn from the node (a cgroup touching it is OOM-killed at its ceiling: its own risk,
+//   listed, not the node's). MAP_NORESERVE reservations are not in Committed_AS at all.
+// - Either way, cgroup hard limits adding up past physical memory are promises too (each capped
+//   subtree counted once, at its effective cap).
 //
 // Defaults, and why (README "Overcommit risk"): no tool derives a risk from the mode (ANCHORS.md),
 // so the bounds are ours: unbacked/supply 0.5 (low: half of what can still be handed out is
@@ -20,6 +25,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "probes/core/overcommit_verdict.hpp"
 #include "probes/core/system_memory_section.hpp"
@@ -35,10 +41,22 @@ struct OvercommitThresholds {
   bool operator==(const OvercommitThresholds&) const = default;
 };
 
+// What of the unbacked promise cannot come due on the node (derive_figures fills it from the
+// process scan and the cgroup limit tree); empty: nothing separated.
+struct PromiseAdjustments {
+  std::optional<std::uint64_t> cow_shared_bytes;
+  std::uint64_t capped_by_limits_bytes = 0;
+  std::vector<CgroupOverLimit> cgroups_over_limit;
+  std::size_t cgroups_over_limit_total = 0;
+  std::uint64_t uncharged_reservation_processes = 0;
+  std::uint64_t uncharged_reservation_bytes = 0;
+};
+
 // The verdict from one snapshot's figures. `policy` absent: the mode was not sampled, the
 // heuristic mode is assumed and the verdict says so (mode_known false).
 OvercommitVerdict assess_overcommit(const SystemMemory& memory, const std::optional<OvercommitPolicy>& policy,
                                     std::optional<double> cgroup_limit_overcommit_ratio,
-                                    const OvercommitThresholds& thresholds = {});
+                                    const OvercommitThresholds& thresholds = {},
+                                    const PromiseAdjustments& adjustments = {});
 
 }  // namespace memdiag::analysis

@@ -21,7 +21,9 @@ std::uint64_t process_footprint_bytes(const SelectedProcess& p) { return p.rss_a
 namespace {
 
 MemberProcess member_of(const SelectedProcess& p) {
-  return {p.pid, p.comm, p.cgroup, process_footprint_bytes(p), p.rss_anon_bytes, p.swap_bytes, p.unbacked_promise_bytes};
+  // A MAP_NORESERVE reservation is no promise (it is never charged): it weighs nothing.
+  return {p.pid,         p.comm,       p.cgroup, process_footprint_bytes(p), p.rss_anon_bytes,
+          p.swap_bytes, p.uncharged_reservation ? 0 : p.unbacked_promise_bytes};
 }
 
 }  // namespace

@@ -61,6 +61,20 @@ struct CgroupSample {
   bool operator==(const CgroupSample&) const = default;
 };
 
+// A cgroup with a finite hard limit, as the limit tree sees it (cgroup_limit_tree.hpp): what it
+// and every limited ancestor allow. What the overcommit model caps promises with.
+struct CgroupLimit {
+  std::string path;
+  std::uint64_t limit_bytes = 0;            // its own hard limit
+  std::uint64_t usage_bytes = 0;            // what its subtree uses now
+  // The minimum of its own and every discovered ancestor's hard limit.
+  std::uint64_t effective_limit_bytes = 0;
+  // What its subtree can still draw from the node before a limit on the way up stops it: the
+  // minimum of (limit - usage), floored at 0, over itself and its limited ancestors.
+  std::uint64_t headroom_bytes = 0;
+  bool operator==(const CgroupLimit&) const = default;
+};
+
 struct CgroupSection {
   std::string_view mode;  // "v1", "v2" or "hybrid" (v1 memory, PSI from cgroup2)
   std::uint32_t page_bytes = 4096;  // the unit of memory.stat's page counters (refaults, pgscan)
@@ -68,6 +82,15 @@ struct CgroupSection {
   std::size_t discovered = 0;         // memory cgroups found within depth and patterns
   std::size_t dropped = 0;            // discovered but not exported because of the cap
   std::uint64_t leaf_limits_sum_bytes = 0;  // sum of the hard limits of all limited leaf cgroups
+  // The limits as they bind (cgroup_limit_tree.hpp): each capped subtree counted once, at the
+  // lower of its own limit and what its limited descendants add up to. Absent in recordings
+  // made before it existed.
+  std::optional<std::uint64_t> effective_limits_sum_bytes;
+  // Every discovered cgroup with a hard limit, shallowest first up to a cap (so a cgroup's
+  // limited ancestors are always there before it), then ordered by path; limits_dropped says
+  // how many the cap left out (their promises are capped by an ancestor kept, or not at all).
+  std::vector<CgroupLimit> limits;
+  std::size_t limits_dropped = 0;
   std::size_t limited_leaves = 0;
   std::size_t unlimited_leaves = 0;
   std::size_t watched = 0;          // cgroups with event notifications registered

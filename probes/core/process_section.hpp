@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ struct SelectedProcess {
   std::uint64_t committed_private_bytes = 0;  // see ProcessMaps
   std::uint64_t unbacked_promise_bytes = 0;   // ProcessMaps::unbacked_promise_bytes()
   std::uint8_t selected_for = 0;  // ProcessSelectedFor bits
+  // Its private size is more than the node could have charged (see ProcessSection's
+  // uncharged_reservation_*): MAP_NORESERVE reservations, not promises. Not a promise holder,
+  // and its figures are left out of every promise sum.
+  bool uncharged_reservation = false;
 
   bool operator==(const SelectedProcess&) const = default;
 };
@@ -76,9 +81,23 @@ struct ProcessSection {
   double threshold_ratio = 0;        // the configured threshold
   std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)
   double map_areas_ratio_max = 0;    // highest ratio on the node
-  // Sums over every process scanned (issue 14), whatever the selection and the cgroup cap.
+  // Sums over every process scanned (issue 14), whatever the selection and the cgroup cap;
+  // the promise sums leave out the uncharged reservations below.
   std::uint64_t committed_private_bytes = 0;
   std::uint64_t unbacked_promise_bytes = 0;
+  // RssAnon summed over every process: above meminfo AnonPages by the anonymous pages several
+  // processes map (copy-on-write sharing after fork), which every sharer's commit counts.
+  std::uint64_t rss_anon_bytes = 0;
+  // meminfo AnonPages read right after the scan, so the two compare at one moment (the scan may
+  // be older than the snapshot carrying it); absent when unread.
+  std::optional<std::uint64_t> anon_pages_bytes;
+  // Processes whose private size (VmData + VmStk) is more than the node's whole commit charge
+  // (Committed_AS), or whose unbacked part is more than the node's whole unbacked promise, when
+  // the scan ended: the kernel cannot have charged it, so most of it is MAP_NORESERVE
+  // reservations (sanitizer shadow, JIT heaps, sparse arrays), which overcommit modes 0 and 1
+  // never charge. A lower bound: a smaller reservation beside real promises is not told apart.
+  std::uint64_t uncharged_reservation_processes = 0;
+  std::uint64_t uncharged_reservation_bytes = 0;  // their committed_private_bytes
   std::uint64_t above_threshold = 0; // all processes at or above the threshold
   std::uint64_t above_threshold_dropped = 0;  // of those, not in `selected` (cap)
   // Processes with ratio <= kMapAreasRatioBounds[i], cumulative; the last entry counts all.

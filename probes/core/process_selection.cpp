@@ -22,6 +22,13 @@ void mark_top(std::vector<std::uint32_t>& order, std::size_t n, Before before, s
   for (std::size_t i = 0; i < n; ++i) marks[order[i]] |= bit;
 }
 
+// More private memory than the node could have charged: MAP_NORESERVE reservations (modes 0
+// and 1 leave them out of Committed_AS, VmData has them), not promises that can come due.
+bool holds_uncharged_reservation(const ProcessMaps& p, const ProcessSelectionOptions& options) {
+  if (options.commit_charge_bytes && p.committed_private_bytes > *options.commit_charge_bytes) return true;
+  return options.node_unbacked_bytes && p.unbacked_promise_bytes() > *options.node_unbacked_bytes;
+}
+
 SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why, const std::string* cgroup) {
   SelectedProcess s;
   s.pid = p.pid;
@@ -41,10 +48,11 @@ SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why
   return s;
 }
 
-void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const ProcessSelectionOptions& options,
-                     const CgroupNamer& name_cgroup, ProcessSection& section) {
+void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const std::vector<std::uint8_t>& uncharged,
+                     const ProcessSelectionOptions& options, const CgroupNamer& name_cgroup, ProcessSection& section) {
   std::unordered_map<std::uint64_t, CgroupProcessTotals> by_key;
-  for (const ProcessMaps& p : processes) {
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const ProcessMaps& p = processes[i];
     CgroupProcessTotals& t = by_key[p.cgroup_key];
     ++t.processes;
     t.map_count += p.map_count;
@@ -52,6 +60,7 @@ void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const ProcessSel
     t.rss_file_bytes += p.rss_file_bytes;
     t.rss_shmem_bytes += p.rss_shmem_bytes;
     t.swap_bytes += p.swap_bytes;
+    if (uncharged[i]) continue;  // reservations, not promises
     t.committed_private_bytes += p.committed_private_bytes;
     t.unbacked_promise_bytes += p.unbacked_promise_bytes();
   }
@@ -133,6 +142,7 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
   section.processes = processes.size();
 
   std::vector<std::uint8_t> marks(processes.size(), 0);
+  std::vector<std::uint8_t> uncharged(processes.size(), 0);
   std::vector<std::uint32_t> above;  // indices at or above the threshold
   for (std::uint32_t i = 0; i < processes.size(); ++i) {
     const ProcessMaps& p = processes[i];
@@ -142,8 +152,15 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
       if (ratio <= kMapAreasRatioBounds[b]) ++section.ratio_cumulative[b];
     }
     ++section.ratio_cumulative.back();
-    section.committed_private_bytes += p.committed_private_bytes;
-    section.unbacked_promise_bytes += p.unbacked_promise_bytes();
+    section.rss_anon_bytes += p.rss_anon_bytes;
+    if (holds_uncharged_reservation(p, options)) {
+      uncharged[i] = 1;
+      ++section.uncharged_reservation_processes;
+      section.uncharged_reservation_bytes += p.committed_private_bytes;
+    } else {
+      section.committed_private_bytes += p.committed_private_bytes;
+      section.unbacked_promise_bytes += p.unbacked_promise_bytes();
+    }
     if (max_map_count != 0 && ratio >= options.threshold_ratio) above.push_back(i);
     if (options.self_pid != 0 && p.pid == options.self_pid) marks[i] |= kSelf;
   }
@@ -164,10 +181,11 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
   mark_top(order, options.top_n, more_maps, marks, kTopMapAreas);
   mark_top(order, options.top_n, more_resident, marks, kTopResident);
   // Only processes holding an unbacked promise compete: a process promised nothing is no
-  // holder, and marking the lowest pids of a node of such would show nothing.
+  // holder, and marking the lowest pids of a node of such would show nothing. Nor is one whose
+  // "promise" the node never charged (a MAP_NORESERVE reservation).
   std::vector<std::uint32_t> holders;
   for (std::uint32_t i = 0; i < processes.size(); ++i) {
-    if (processes[i].unbacked_promise_bytes() > 0) holders.push_back(i);
+    if (processes[i].unbacked_promise_bytes() > 0 && !uncharged[i]) holders.push_back(i);
   }
   const auto more_unbacked = [&processes](std::uint32_t a, std::uint32_t b) {
     const std::uint64_t x = processes[a].unbacked_promise_bytes();
@@ -184,11 +202,12 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
     const ProcessMaps& p = processes[i];
     const std::string* cgroup = p.cgroup_key == 0 ? nullptr : name_cgroup(p.cgroup_key);
     section.selected.push_back(to_selected(p, ratio_of(p, max_map_count), marks[i], cgroup));
+    section.selected.back().uncharged_reservation = uncharged[i] != 0;
   }
   std::sort(section.selected.begin(), section.selected.end(),
             [](const SelectedProcess& a, const SelectedProcess& b) { return a.pid < b.pid; });
 
-  add_cgroup_sums(processes, options, name_cgroup, section);
+  add_cgroup_sums(processes, uncharged, options, name_cgroup, section);
   return section;
 }
 

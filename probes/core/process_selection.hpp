@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct ProcessSelectionOptions {
   // promise, so neither kind of large cgroup is dropped for small ones of the other.
   std::size_t max_cgroups = 50;
   int self_pid = 0;                        // always selected; 0 = none
+  // The node's commit charge (Committed_AS) and unbacked promise (Committed_AS - AnonPages -
+  // Shmem - swap in use) when the scan began: a process promised more than either holds
+  // reservations the node did not charge (ProcessSection::uncharged_reservation_*). Absent:
+  // nobody is told apart.
+  std::optional<std::uint64_t> commit_charge_bytes;
+  std::optional<std::uint64_t> node_unbacked_bytes;
 };
 
 // nullptr when the key names no known cgroup.

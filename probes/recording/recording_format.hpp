@@ -31,7 +31,10 @@ namespace memdiag::recording {
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // Version 2 (issue 15) added the Windows memory and paging sections and each process's peak
 // resident size and page faults; a version 1 file reads as before, without them.
-inline constexpr std::uint64_t kFormatVersion = 2;
+// Version 3 added the cgroup limit tree (effective limits, the limited cgroups with their
+// headroom) and the process scan's RssAnon sum and uncharged reservations; older files read
+// without them (the overcommit model then caps nothing and separates no copy-on-write sharing).
+inline constexpr std::uint64_t kFormatVersion = 3;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };

@@ -185,6 +185,17 @@ void fields(A& a, S& s) {
   a.integer(s.open_files);
   a.integer(s.malformed_files);
   a.text(s.first_malformed);
+  if (a.version() >= 3) {
+    a.optional(s.effective_limits_sum_bytes, [&](auto& v) { a.integer(v); });
+    a.sequence(s.limits, [&](auto& l) {
+      a.text(l.path);
+      a.integer(l.limit_bytes);
+      a.integer(l.usage_bytes);
+      a.integer(l.effective_limit_bytes);
+      a.integer(l.headroom_bytes);
+    });
+    a.integer(s.limits_dropped);
+  }
 }
 
 template <class A, Is<Log2Distribution> S>
@@ -230,6 +241,7 @@ void fields(A& a, S& p) {
   a.integer(p.committed_private_bytes);
   a.integer(p.unbacked_promise_bytes);
   a.integer(p.selected_for);
+  if (a.version() >= 3) a.boolean(p.uncharged_reservation);
 }
 
 template <class A, Is<CgroupProcessTotals> S>
@@ -268,6 +280,12 @@ void fields(A& a, S& s) {
   a.integer(s.vanished_total);
   a.integer(s.unreadable);
   a.integer(s.malformed);
+  if (a.version() >= 3) {
+    a.integer(s.rss_anon_bytes);
+    a.optional(s.anon_pages_bytes, [&](auto& v) { a.integer(v); });
+    a.integer(s.uncharged_reservation_processes);
+    a.integer(s.uncharged_reservation_bytes);
+  }
 }
 
 template <class A, Is<CanaryReading> S>

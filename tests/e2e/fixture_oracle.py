@@ -187,6 +187,37 @@ def _kb(value):
     return int(number) * 1024
 
 
+def _meminfo_bytes(procfs):
+    kb = {}
+    for line in _read(os.path.join(procfs, "meminfo")).splitlines():
+        name, rest = line.split(":", 1)
+        words = rest.split()
+        if len(words) == 2:
+            kb[name] = int(words[0]) * 1024
+    return kb
+
+
+def _node_unbacked(kb):
+    return max(0, kb["Committed_AS"] - kb["AnonPages"] - kb["Shmem"] - max(0, kb["SwapTotal"] - kb["SwapFree"]))
+
+
+def _promises(procfs):
+    """(committed, unbacked, rss_anon, uncharged) per process with memory. README "Overcommit
+    risk": a process whose private size exceeds the node's Committed_AS, or whose unbacked part
+    exceeds the node's unbacked promise, holds reservations the kernel never charged."""
+    kb = _meminfo_bytes(procfs)
+    out = {}
+    for pid in sorted(p for p in os.listdir(procfs) if p.isdigit()):
+        status = _status_fields(_read(os.path.join(procfs, pid, "status")))
+        if "VmSize" not in status:
+            continue
+        committed = _kb(status["VmData"]) + _kb(status["VmStk"])
+        unbacked = max(0, committed - _kb(status["RssAnon"]) - _kb(status["VmSwap"]))
+        uncharged = committed > kb["Committed_AS"] or unbacked > _node_unbacked(kb)
+        out[pid] = (committed, unbacked, _kb(status["RssAnon"]), uncharged)
+    return out
+
+
 def expected_processes(procfs, threshold):
     """The per-process families for a tree with fewer processes than top_n (every process with
     memory is exported), with `map_areas_threshold` = threshold. A process without VmSize in its
@@ -198,6 +229,7 @@ def expected_processes(procfs, threshold):
     max_map_count = int(_read(os.path.join(procfs, "sys", "vm", "max_map_count")))
     out, ratios = {}, {}
     unbacked_total = 0
+    promises = _promises(procfs)
     for pid in sorted(p for p in os.listdir(procfs) if p.isdigit()):
         status = _status_fields(_read(os.path.join(procfs, pid, "status")))
         if "VmSize" not in status:
@@ -214,7 +246,8 @@ def expected_processes(procfs, threshold):
         unbacked = max(0, committed - _kb(status["RssAnon"]) - _kb(status["VmSwap"]))
         out[key("memdiag_process_committed_private_bytes", **who)] = committed
         out[key("memdiag_process_unbacked_promise_bytes", **who)] = unbacked
-        unbacked_total += unbacked
+        if not promises[pid][3]:  # uncharged reservations are no promise
+            unbacked_total += unbacked
         ratios[pid, status["Name"]] = areas / max_map_count
     above = {who: r for who, r in ratios.items() if r >= threshold}
     for (pid, comm), r in above.items():
@@ -249,26 +282,36 @@ def _level(value, bounds):
 
 
 def expected_overcommit(procfs):
-    """The memdiag_overcommit_* families of a tree without cgroups: unbacked = Committed_AS -
-    AnonPages - Shmem - (SwapTotal - SwapFree), at least 0; supply = MemAvailable + SwapFree;
-    the ratios; the level of the mode's rule, as a number, a state set and reasons."""
-    kb = {}
-    for line in _read(os.path.join(procfs, "meminfo")).splitlines():
-        name, rest = line.split(":", 1)
-        words = rest.split()
-        if len(words) == 2:
-            kb[name] = int(words[0]) * 1024
+    """The memdiag_overcommit_* families of a tree without cgroups (nothing capped by limits):
+    unbacked = Committed_AS - AnonPages - Shmem - (SwapTotal - SwapFree), at least 0; of it the
+    copy-on-write sharing, RssAnon summed over the processes less AnonPages, at least 0; charged =
+    unbacked less that, at least 0; supply = MemAvailable + SwapFree; the ratios (on the charged
+    figure); the uncharged reservations; the level of the mode's rule, as a number, a state set
+    and reasons."""
+    kb = _meminfo_bytes(procfs)
+    promises = _promises(procfs)
     mode = _MODES[int(_read(os.path.join(procfs, "sys", "vm", "overcommit_memory")))]
     charge, limit = kb["Committed_AS"], kb["CommitLimit"]
     swap_used = max(0, kb["SwapTotal"] - kb["SwapFree"])
     unbacked = max(0, charge - kb["AnonPages"] - kb["Shmem"] - swap_used)
     supply = kb["MemAvailable"] + kb["SwapFree"]
+    rss_anon = sum(p[2] for p in promises.values())
+    cow = max(0, rss_anon - kb["AnonPages"]) if rss_anon > 0 else None
+    charged = max(0, unbacked - (cow or 0))
+    uncharged = [p for p in promises.values() if p[3]]
     out = {key("memdiag_overcommit_unbacked_bytes"): unbacked,
+           key("memdiag_overcommit_charged_unbacked_bytes"): charged,
+           key("memdiag_overcommit_capped_by_limits_bytes"): 0,
+           key("memdiag_overcommit_uncharged_reservation_bytes"): sum(p[0] for p in uncharged),
+           key("memdiag_overcommit_uncharged_reservation_processes"): len(uncharged),
+           key("memdiag_overcommit_cgroups_over_limit"): 0,
            key("memdiag_overcommit_supply_bytes"): supply,
-           key("memdiag_overcommit_unbacked_to_supply_ratio"): unbacked / supply,
+           key("memdiag_overcommit_unbacked_to_supply_ratio"): charged / supply,
            key("memdiag_overcommit_commit_limit_ratio"): charge / limit,
            key("memdiag_overcommit_commit_ratio"): charge / (kb["MemTotal"] + kb["SwapTotal"]),
            key("memdiag_overcommit_mode_info", mode=mode, assumed="false"): 1}
+    if cow is not None:
+        out[key("memdiag_overcommit_cow_shared_bytes")] = cow
     reasons = set()
     if mode == "never":
         level = _level(charge / limit, _COMMIT_LIMIT_RATIO[:3])
@@ -277,10 +320,10 @@ def expected_overcommit(procfs):
         if level:
             reasons.add("commit_limit")
     else:
-        level = _level(unbacked / supply, _UNBACKED_TO_SUPPLY)
+        level = _level(charged / supply, _UNBACKED_TO_SUPPLY)
         if level:
             reasons.add("unbacked_promises")
-        if mode == "always" and unbacked / supply >= _UNBACKED_TO_SUPPLY[1]:
+        if mode == "always" and charged / supply >= _UNBACKED_TO_SUPPLY[1]:
             reasons.add("overcommit_always")
     out[key("memdiag_overcommit_risk_level")] = level
     for i, name in enumerate(_LEVELS):
@@ -430,6 +473,7 @@ def expected_cgroup_v2(tree, max_depth):
     mem_total = expected_meminfo(os.path.join(tree, "proc"))[key("memdiag_meminfo_mem_total_bytes")]
     out, malformed, discovered = {}, 0, 0
     leaf_limits, leaves = 0, {"true": 0, "false": 0}
+    limits = {}  # every discovered cgroup: its hard limit or None
     ranked = []
     for directory, subdirs, files in sorted(os.walk(root)):
         rel = "/" + os.path.relpath(directory, root) if directory != root else "/"
@@ -438,6 +482,7 @@ def expected_cgroup_v2(tree, max_depth):
             continue
         discovered += 1
         samples, limit, bad = _cgroup_samples(directory, rel, files)
+        limits[rel] = limit
         ranked.append((_importance(samples, rel), rel))
         out.update(samples)
         malformed += bad
@@ -457,8 +502,30 @@ def expected_cgroup_v2(tree, max_depth):
     out[key("memdiag_cgroup_leaf_limits_sum_bytes")] = leaf_limits
     for limited, n in leaves.items():
         out[key("memdiag_cgroup_leaves", limited=limited)] = n
-    out[key("memdiag_cgroup_limit_overcommit_ratio")] = leaf_limits / mem_total
+    effective = _limits_as_they_bind(limits)
+    out[key("memdiag_cgroup_effective_limits_sum_bytes")] = effective
+    out[key("memdiag_cgroup_limit_overcommit_ratio")] = effective / mem_total
     return out
+
+
+def _limits_as_they_bind(limits):
+    """README "Overcommit risk": a limited cgroup counts the lower of its limit and what its
+    children count, a limited leaf its limit, an unlimited leaf under a limit as much as that
+    limit allows (unbounded, then capped above), elsewhere nothing."""
+    children = {path: [] for path in limits}
+    for path in limits:
+        if path != "/":
+            children[path.rsplit("/", 1)[0] or "/"].append(path)
+
+    def counted(path, under_limit):
+        limit = limits[path]
+        under = under_limit or limit is not None
+        if children[path]:
+            total = sum(counted(child, under) for child in children[path])
+        else:
+            total = float("inf") if under else 0
+        return total if limit is None else min(total, limit)
+    return counted("/", False)
 
 
 _DETAIL = ("memdiag_cgroup_memory_stat_bytes", "memdiag_cgroup_memory_stat_events_total", "memdiag_cgroup_pressure_ratio")
@@ -537,7 +604,8 @@ CGROUP_PER_PATH = ("memdiag_cgroup_memory_usage_bytes", "memdiag_cgroup_memory_l
                    "memdiag_cgroup_pressure_stall_seconds_total", "memdiag_cgroup_pressure_ratio",
                    "memdiag_cgroup_stall_level", "memdiag_cgroup_available_bytes", "memdiag_cgroup_shortfall_bytes")
 CGROUP_NODE = ("memdiag_cgroups_discovered", "memdiag_cgroup_malformed_files", "memdiag_cgroup_leaf_limits_sum_bytes",
-               "memdiag_cgroup_leaves", "memdiag_cgroup_limit_overcommit_ratio")
+               "memdiag_cgroup_leaves", "memdiag_cgroup_effective_limits_sum_bytes",
+               "memdiag_cgroup_limit_overcommit_ratio")
 
 
 def cgroup_families(name):

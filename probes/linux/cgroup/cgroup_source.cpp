@@ -6,10 +6,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "probes/core/cgroup_limit_tree.hpp"
 #include "probes/linux/cgroup/kubernetes_identity.hpp"
 
 namespace memdiag {
 namespace {
+
+// Limited cgroups listed for the overcommit model (CgroupSection::limits), shallowest first:
+// beyond this, a deeper cgroup's promises are capped by its kept ancestors (or not at all).
+constexpr std::size_t kMaxLimitsListed = 256;
 
 // How urgent a cgroup looks: stalling first, then nearness to its limit, then size.
 struct Rank {
@@ -101,6 +106,18 @@ Status CgroupSource::sample(Snapshot& out) {
     sampled_files.push_back(files_[i]);
   }
   section.discovered = samples.size();
+  {
+    std::vector<CgroupLimitInput> limit_inputs;
+    limit_inputs.reserve(samples.size());
+    for (const CgroupSample& c : samples) {
+      limit_inputs.push_back(CgroupLimitInput{
+          c.path, c.limited ? c.limit_bytes : std::nullopt, c.usage_bytes});
+    }
+    CgroupLimitTree tree = build_limit_tree(limit_inputs, kMaxLimitsListed);
+    section.effective_limits_sum_bytes = tree.effective_limits_sum_bytes;
+    section.limits = std::move(tree.limits);
+    section.limits_dropped = tree.limits_dropped;
+  }
 
   // Most important first; the path keeps the order stable between samples.
   std::vector<std::pair<Rank, std::size_t>> order;

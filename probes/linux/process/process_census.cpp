@@ -16,7 +16,8 @@ ProcessCensus::ProcessCensus(const KernelPaths& paths, const ProcessOptions& opt
       open_bpf_(std::move(open_bpf)),
       self_pid_(self_pid),
       mountinfo_(paths.procfs + "/self/mountinfo"),
-      max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64) {}
+      max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64),
+      meminfo_file_(paths.procfs + "/meminfo", KernelFile::Reads::kOneRecord) {}
 
 int own_pid_in(const std::string& procfs) {
   char target[32];
@@ -84,6 +85,27 @@ Expected<std::uint64_t> ProcessCensus::read_max_map_count() {
   return value;
 }
 
+std::optional<std::uint64_t> ProcessCensus::read_commit(ProcessSelectionOptions& selection) {
+  auto text = meminfo_file_.read();
+  if (!text || !parse_meminfo(*text, meminfo_)) return std::nullopt;
+  std::optional<std::uint64_t> committed, anon, shmem, swap_total, swap_free;
+  for (const MeminfoEntry& e : meminfo_) {
+    if (e.name == "Committed_AS") committed = e.value;
+    else if (e.name == "AnonPages") anon = e.value;
+    else if (e.name == "Shmem") shmem = e.value;
+    else if (e.name == "SwapTotal") swap_total = e.value;
+    else if (e.name == "SwapFree") swap_free = e.value;
+  }
+  if (!committed) return anon;
+  selection.commit_charge_bytes = committed;
+  if (!anon || !shmem) return anon;
+  const std::uint64_t swap_used =
+      swap_total && swap_free && *swap_total > *swap_free ? *swap_total - *swap_free : 0;
+  const std::uint64_t backed = *anon + *shmem + swap_used;
+  selection.node_unbacked_bytes = *committed > backed ? *committed - backed : 0;
+  return anon;
+}
+
 Expected<ProcessSection> ProcessCensus::take() {
   const auto started = std::chrono::steady_clock::now();
   // Serving from /proc in auto mode: the iterator may load now (a capability granted, BTF
@@ -117,12 +139,15 @@ Expected<ProcessSection> ProcessCensus::take() {
   selection.max_above_threshold = options_.max_above_threshold;
   selection.max_cgroups = options_.max_cgroups;
   selection.self_pid = self_pid_;
+  // After the scan: a promise made while it ran is in the charge read now.
+  const std::optional<std::uint64_t> anon_pages = read_commit(selection);
   const ProcessScanner& scanner = *scanner_;
   ProcessSection section = select_processes(processes_, max_map_count, selection,
                                             [&scanner](std::uint64_t key) { return scanner.cgroup_path(key); });
   const ProcessScanProblems& problems = scanner.problems();
   vanished_total_ += problems.vanished;
   section.mode = scanner.mode();
+  section.anon_pages_bytes = anon_pages;
   section.vanished_total = vanished_total_;
   section.unreadable = problems.unreadable;
   section.malformed = problems.malformed;

@@ -22,7 +22,9 @@
 #include "probes/core/process_section.hpp"
 #include "probes/core/source.hpp"
 #include "probes/linux/cgroup/cgroup_hierarchy.hpp"
+#include "probes/core/process_selection.hpp"
 #include "probes/linux/kernel_file.hpp"
+#include "probes/linux/node/meminfo_parser.hpp"
 #include "probes/core/kernel_paths.hpp"
 #include "probes/linux/process/process_options.hpp"
 
@@ -57,6 +59,10 @@ class ProcessCensus {
   // Tries the eBPF scanner unless it failed less than kRetryLoadAfter ago.
   Status try_bpf();
   Expected<std::uint64_t> read_max_map_count();
+  // The node's commit charge and unbacked promise, to tell uncharged reservations apart
+  // (ProcessSelectionOptions), and AnonPages (returned), at the end of a scan; absent when
+  // /proc/meminfo cannot be read.
+  std::optional<std::uint64_t> read_commit(ProcessSelectionOptions& selection);
   std::unique_ptr<ProcessScanner> make_procfs_scanner() const;
 
   KernelPaths paths_;
@@ -65,6 +71,8 @@ class ProcessCensus {
   int self_pid_;
   KernelFile mountinfo_;
   KernelFile max_map_count_file_;
+  KernelFile meminfo_file_;
+  std::vector<MeminfoEntry> meminfo_;  // reused
   std::optional<MemoryHierarchy> hierarchy_;
   std::string hierarchy_problem_;
   std::unique_ptr<ProcessScanner> scanner_;

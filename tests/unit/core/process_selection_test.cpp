@@ -189,6 +189,50 @@ TEST(ProcessSelection, TopByUnbackedPromiseAndNodeAndCgroupSums) {
   EXPECT_EQ(cgroup("/a")->unbacked_promise_bytes, 0u);
 }
 
+TEST(ProcessSelection, UnchargedReservationsAreNoHoldersAndStayOutOfThePromiseSums) {
+  std::vector<ProcessMaps> all;
+  all.push_back(promised(600, 1ull << 40, 1 << 20, 2));    // 1 TiB of MAP_NORESERVE: more than Committed_AS
+  all.push_back(promised(601, 6ull << 30, 1 << 20, 2));    // 6 GiB: not past the charge, past the node's unbacked
+  all.push_back(promised(602, 3ull << 30, 1ull << 30, 2)); // a real holder: 2 GiB unbacked
+  all.push_back(promised(603, 1ull << 30, 0, 3));          // a real holder: 1 GiB unbacked
+  ProcessSelectionOptions options;
+  options.top_n = 3;
+  options.commit_charge_bytes = 8ull << 30;
+  options.node_unbacked_bytes = 5ull << 30;
+  const ProcessSection s = select_processes(all, 65530, options, Names().namer());
+
+  EXPECT_EQ(s.uncharged_reservation_processes, 2u);
+  EXPECT_EQ(s.uncharged_reservation_bytes, (1ull << 40) + (6ull << 30));
+  // Still selected (they are the largest by nothing but resident memory here), never as holders.
+  for (int pid : {600, 601}) {
+    if (const SelectedProcess* p = find(s, pid)) {
+      EXPECT_TRUE(p->uncharged_reservation) << pid;
+      EXPECT_FALSE(p->selected_for & kTopUnbacked) << pid;
+    }
+  }
+  ASSERT_NE(find(s, 602), nullptr);
+  EXPECT_TRUE(find(s, 602)->selected_for & kTopUnbacked);
+  EXPECT_FALSE(find(s, 602)->uncharged_reservation);
+  ASSERT_NE(find(s, 603), nullptr);
+  EXPECT_TRUE(find(s, 603)->selected_for & kTopUnbacked);
+  const std::uint64_t unbacked_602 = (2ull << 30) - 5;
+  const std::uint64_t unbacked_603 = (1ull << 30) - 5;
+  EXPECT_EQ(s.unbacked_promise_bytes, unbacked_602 + unbacked_603);
+  EXPECT_EQ(s.committed_private_bytes, (3ull << 30) + (1ull << 30));
+  auto b = std::find_if(s.cgroups.begin(), s.cgroups.end(), [](const CgroupProcessTotals& c) { return c.cgroup == "/b"; });
+  ASSERT_NE(b, s.cgroups.end());
+  EXPECT_EQ(b->unbacked_promise_bytes, unbacked_602);
+  EXPECT_EQ(b->committed_private_bytes, 3ull << 30);
+  EXPECT_EQ(b->processes, 3u) << "still counted as processes, and their resident memory too";
+  // RssAnon is summed over every process, reservations or not (copy-on-write sharing needs all).
+  EXPECT_EQ(s.rss_anon_bytes, (1ull << 20) + (1ull << 20) + (1ull << 30));
+
+  // Without the node's figures nobody is told apart.
+  const ProcessSection plain = select_processes(all, 65530, ProcessSelectionOptions{}, Names().namer());
+  EXPECT_EQ(plain.uncharged_reservation_processes, 0u);
+  EXPECT_TRUE(find(plain, 600)->selected_for & kTopUnbacked);
+}
+
 TEST(ProcessSelection, CgroupCapKeepsTheLargestPromiseHoldersAsWellAsTheLargestResident) {
   // Ten cgroups with much resident memory and no promise, two with little resident memory and
   // large unbacked promises. A cap of 4 by resident memory alone would keep none of the two.

@@ -280,7 +280,9 @@ TEST(RecordedScenario, ModeAlwaysWithUnbackedPromisesPastTheSupply) {
   EXPECT_EQ(o.level, VerdictLevel::kCritical);
   EXPECT_EQ(*o.unbacked_bytes, 44 * kGiB - 6000 * kMiB);
   EXPECT_EQ(o.supply_bytes, 4 * kGiB);
-  // Promises coming due at 100 MiB/s use up the 4 GiB supply in 41 s.
+  // Promises paid at 100 MiB/s (the backed memory rising) use up the 4 GiB supply in 41 s.
+  ASSERT_TRUE(o.payment_bytes_per_second);
+  EXPECT_NEAR(*o.payment_bytes_per_second, 100.0 * kMiB, 1.0);
   ASSERT_TRUE(o.promise_exhaustion_seconds);
   EXPECT_NEAR(*o.promise_exhaustion_seconds, 4096.0 / 100, 0.01);
   EXPECT_EQ(codes(o.reasons), (std::vector<std::string_view>{overcommit_reason::kUnbackedPromises,
@@ -297,7 +299,27 @@ TEST(RecordedScenario, ModeAlwaysWithUnbackedPromisesPastTheSupply) {
   EXPECT_NE(text.find("OVERCOMMIT RISK: CRITICAL (mode always)"), std::string::npos) << text;
   EXPECT_NE(text.find("/kubepods.slice/job6"), std::string::npos) << text;
   EXPECT_NE(text.find("vm.overcommit_memory"), std::string::npos) << text;
-  EXPECT_NE(text.find("promises coming due use up the supply in ~41 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("promises being paid at 100MiB/s use up the supply in ~41 s"), std::string::npos) << text;
+}
+
+// The same node, but the promises are cancelled instead of paid: forked children exit, regions
+// are unmapped, at 100 MiB/s, and the backed memory stays where it is. The unbacked figure falls
+// as fast as it did above, yet nothing is drawn from the supply: no exhaustion.
+TEST(RecordedScenario, CancelledPromisesAreNoPayment) {
+  std::vector<std::shared_ptr<Snapshot>> snapshots = mode_always_past_supply();
+  for (int t = 0; t <= 60; ++t) {
+    SystemMemory& m = *snapshots[static_cast<std::size_t>(t)]->system_memory;
+    m.commit_backed_bytes = 56 * kGiB;
+    m.commit_charge_bytes = 100 * kGiB - static_cast<std::uint64_t>(t) * 100 * kMiB;
+  }
+  const Replayed r = replay(snapshots);
+  const OvercommitVerdict& o = *r.last().derived.overcommit;
+  EXPECT_EQ(*o.unbacked_bytes, 44 * kGiB - 6000 * kMiB);
+  EXPECT_EQ(o.level, VerdictLevel::kCritical) << "still far more promised than the supply";
+  EXPECT_FALSE(o.payment_bytes_per_second);
+  EXPECT_FALSE(o.promise_exhaustion_seconds);
+  const std::string text = report::render_diagnosis_text(r.last(), {.since = std::nullopt, .origin = "replay"});
+  EXPECT_EQ(text.find("use up the supply"), std::string::npos) << text;
 }
 
 // Mode 2 near CommitLimit: 16 GiB RAM + 4 GiB swap, limit 12 GiB, 11.6 GiB committed and

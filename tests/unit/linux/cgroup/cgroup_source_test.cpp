@@ -137,6 +137,21 @@ TEST(CgroupSource, LeafLimitsAreSummedForOvercommit) {
   // limited leaves: the burstable container (1 GiB) and the guaranteed container (2 GiB)
   EXPECT_EQ(section.leaf_limits_sum_bytes, 1073741824u + 2147483648u);
   EXPECT_EQ(section.limited_leaves, 2u);
+  // As they bind: kubepods.slice (19 GiB) caps its subtree, unlimited best-effort pods included.
+  EXPECT_EQ(section.effective_limits_sum_bytes, 20401094656u);
+  ASSERT_EQ(section.limits.size(), 5u);  // kubepods.slice, two pods, two containers
+  EXPECT_EQ(section.limits_dropped, 0u);
+  for (const CgroupLimit& l : section.limits) {
+    EXPECT_EQ(l.path.rfind("/kubepods.slice", 0), 0u) << l.path;
+    EXPECT_LE(l.effective_limit_bytes, l.limit_bytes) << l.path;
+  }
+  const CgroupLimit& top = section.limits.front();
+  EXPECT_EQ(top.path, "/kubepods.slice");
+  EXPECT_EQ(top.headroom_bytes, 20401094656u - 3221225472u);
+  // The guaranteed pod is at its limit: no headroom for its container either.
+  const CgroupLimit& container = section.limits.back();
+  EXPECT_EQ(container.path.rfind("/kubepods.slice/kubepods-pod1111", 0), 0u) << container.path;
+  EXPECT_EQ(container.headroom_bytes, 0u);
 }
 
 TEST(CgroupSource, ExpositionHasKubernetesLabelsAndPassesNameChecks) {
@@ -161,8 +176,10 @@ TEST(CgroupSource, ExpositionHasKubernetesLabelsAndPassesNameChecks) {
   // no limit series for an unlimited cgroup, and never 2^63
   EXPECT_EQ(text.find("memdiag_cgroup_memory_limit_bytes{cgroup=\"/system.slice/sshd.service\""), std::string::npos);
   EXPECT_EQ(text.find("9223372036854771712"), std::string::npos);
-  // (1 GiB + 2 GiB) / MemTotal of the fixture
-  const double ratio = 3221225472.0 / (24683656.0 * 1024);
+  // The limits as they bind over MemTotal of the fixture: kubepods.slice's 19 GiB caps its
+  // subtree, where the best-effort pods have no limit of their own (the leaf sum, 1 + 2 GiB, was
+  // blind to them).
+  const double ratio = 20401094656.0 / (24683656.0 * 1024);
   std::string expected = "memdiag_cgroup_limit_overcommit_ratio ";
   prom::append_value(expected, ratio);
   EXPECT_NE(text.find(expected + "\n"), std::string::npos);
