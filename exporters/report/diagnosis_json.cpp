@@ -2,6 +2,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "exporters/report/breaking_section.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "exporters/report/json_writer.hpp"
 #include "exporters/report/next_steps.hpp"
@@ -160,6 +161,13 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     w.field("commit_limit_ratio", o.commit_limit_ratio);
     w.field("commit_ratio", o.commit_ratio);
     w.field("cgroup_limit_overcommit_ratio", o.cgroup_limit_overcommit_ratio);
+    w.end_object();
+  }
+
+  if (d.breaking) {
+    w.key("breaking");
+    w.begin_object();
+    write_breaking_json(w, *d.breaking);
     w.end_object();
   }
 

@@ -64,7 +64,10 @@ const CanaryReading* canary_in(const Snapshot& current, std::string_view cgroup)
 }  // namespace
 
 DiagnosisModel::DiagnosisModel(const DiagnosisSettings& settings)
-    : settings_(settings), node_model_(settings.stall), timeline_(std::make_shared<std::vector<VerdictTransition>>()) {}
+    : settings_(settings),
+      node_model_(settings.stall),
+      breaking_model_(settings.breaking),
+      timeline_(std::make_shared<std::vector<VerdictTransition>>()) {}
 
 void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
   if (settings == settings_) return;
@@ -82,6 +85,7 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
       state.faults = {};
     }
   }
+  breaking_model_.set_settings(settings.breaking);
   settings_ = settings;
 }
 
@@ -99,6 +103,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   derive_figures(current, settings_.overcommit);
   DerivedFigures& derived = current.derived;
   derived.stall = node_model_.assess(current, ring);
+  derived.breaking = breaking_model_.assess(current, ring);
 
   const std::vector<CgroupFigures> figures =
       cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);

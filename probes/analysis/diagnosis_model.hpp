@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "probes/analysis/breaking_model.hpp"
 #include "probes/analysis/cgroup_figures.hpp"
 #include "probes/analysis/diagnosis_settings.hpp"
 #include "probes/analysis/fault_baseline.hpp"
@@ -52,6 +53,7 @@ class DiagnosisModel {
 
   DiagnosisSettings settings_;
   StallModel node_model_;
+  BreakingModel breaking_model_;
   AvailableTrend node_trend_;
   AvailableTrend promise_trend_;  // the node's unbacked promise, for the drawdown forecast
   VerdictLevel node_logged_ = VerdictLevel::kNone;

@@ -30,8 +30,9 @@ namespace memdiag::recording {
 
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // Version 2 (issue 15) added the Windows memory and paging sections and each process's peak
-// resident size and page faults; a version 1 file reads as before, without them.
-inline constexpr std::uint64_t kFormatVersion = 2;
+// resident size and page faults; a version 1 file reads as before, without them. Version 3
+// added the userspace OOM killers' marks per cgroup and the canary allocator's ceiling.
+inline constexpr std::uint64_t kFormatVersion = 3;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };

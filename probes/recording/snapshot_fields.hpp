@@ -167,6 +167,10 @@ void fields(A& a, S& c) {
   });
   a.optional(c.pressure, [&](auto& r) { fields(a, r); });
   a.optional(c.notifications, [&](auto& n) { fields(a, n); });
+  if (a.version() >= 3) {
+    optional_integer(c.oomd_user_kills);
+    optional_integer(c.oomd_trusted_kills);
+  }
 }
 
 template <class A, Is<CgroupSection> S>
@@ -290,6 +294,7 @@ void fields(A& a, S& s) {
   a.integer(s.mappings);
   a.integer(s.ceiling_hits_total);
   a.integer(s.failed_allocations_total);
+  if (a.version() >= 3) a.integer(s.ceiling_bytes);
 }
 
 template <class A, Is<CanarySection> S>
