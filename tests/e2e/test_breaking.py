@@ -6,9 +6,9 @@
 - A process is OOM-killed in a child (no limit of its own) of a v1 cgroup with a 64 MiB limit:
   the kill is attributed to the parent, whose limit killed, with the child as the victim's
   cgroup (v1 counts the kill only in the child's own memory.oom_control).
-- A cgroup holding ~90 % of its 64 MiB limit in anon (54 MiB mapped and touched, and Python's own) is a near-limit item with the figure
-  memory.usage_in_bytes and memory.stat give; a cgroup at its limit with nothing but page cache
-  is not an item.
+- A cgroup holding ~90 % of its 64 MiB limit in anon (51 MiB mapped and touched, and Python's
+  own) is a near-limit item with the figure memory.usage_in_bytes and memory.stat give; a
+  cgroup at its limit with nothing but page cache is not an item.
 - Userspace OOM killers' marks: user.oomd_kill (systemd-oomd) and trusted.oomd_kill (oomd) set
   on real v1 cgroup directories count as kills by them.
 
@@ -107,8 +107,8 @@ class BreakingTest(unittest.TestCase):
                                 stdout=subprocess.PIPE, text=True)
             victim = self.start(oom_child, "exec python3 -c \"x = b'\\1' * (200 << 20)\"")
             holder = self.start(anon, "exec python3 -c \"import mmap, sys, time\n"
-                                      "m = mmap.mmap(-1, 54 << 20, flags=mmap.MAP_PRIVATE)\n"
-                                      "for off in range(0, 54 << 20, 4096): m[off] = 1\n"
+                                      "m = mmap.mmap(-1, 51 << 20, flags=mmap.MAP_PRIVATE)\n"
+                                      "for off in range(0, 51 << 20, 4096): m[off] = 1\n"
                                       "print('ready', flush=True); time.sleep(1e9)\"", stdout=subprocess.PIPE, text=True)
             reader = self.start(cache, 'exec cat "$0"', data, stdout=subprocess.DEVNULL)
             self.assertEqual(holder.stdout.readline().strip(), "ready")
