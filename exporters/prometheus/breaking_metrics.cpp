@@ -47,7 +47,7 @@ void render_breaking(const BreakingVerdict& v, MetricSink& sink) {
     VerdictLevel& level = subjects[{i.kind, i.subject}];
     level = std::max(level, i.level);
   }
-  if (subjects.empty()) return;
+  // Announced with no item too, like every verdict family, so alerts and dashboards find it.
   sink.family("memdiag_breaking_item_level",
               "Each item of the breaking verdict by kind and subject (a process as \"pid N (comm)\", a cgroup path, "
               "\"node\"), its level 1 low .. 4 critical; /api/v1/diagnosis says why.",
