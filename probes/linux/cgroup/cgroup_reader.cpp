@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "probes/linux/cgroup/cgroup_values.hpp"
-#include "probes/linux/cgroup/oomd_marks.hpp"
 #include "probes/linux/node/pressure_parser.hpp"
 
 namespace memdiag {
@@ -129,7 +128,6 @@ void CgroupReader::read_details(CgroupVersion version, Files& files, const std::
     read_v2_details(dir, out, outcome);
   }
   read_stat(dir, version, out, outcome);
-  read_oomd_marks(dir, out);
 }
 
 void CgroupReader::read_number(CgroupFile file, const std::string& dir, const char* name,
