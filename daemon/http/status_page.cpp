@@ -87,8 +87,9 @@ constexpr std::string_view kBetween = R"page(</style>
 <section class="card"><h2>Overcommit risk</h2><span id="overcommit-level" class="level">&hellip;</span>
 <span id="overcommit-mode" class="muted"></span><ul id="overcommit-reasons"></ul></section>
 <section class="card"><h2>About to break</h2><span id="breaking-level" class="level">&hellip;</span>
-<div id="breaking-items"></div></section>
+<p id="breaking-first" class="muted path"></p></section>
 </div>
+<h2>About to break</h2><div id="breaking-items"></div>
 <h2>Contributors</h2><div id="contributors"></div>
 <h2>Victims</h2><div id="victims"></div>
 <h3>Processes behind the pressure</h3><div id="processes"></div>
@@ -273,7 +274,9 @@ constexpr std::string_view kScript = R"page(
       "this sample alone: " + stall.instant_level.name : "";
     showReasons("stall-reasons", stall.reasons);
     showLevel("breaking-level", d.breaking ? d.breaking.level : null);
-    showTable("breaking-items", breakingCols, d.breaking ? d.breaking.items : [], "nothing is near a wall");
+    var walls = d.breaking ? d.breaking.items : [];
+    $("breaking-first").textContent = walls.length ? walls[0].explanation : "nothing is near a wall";
+    showTable("breaking-items", breakingCols, walls, "nothing is near a wall");
     var f = stall.figures || {};
     showFacts("stall-figures", [
       ["signals", (stall.signals || []).join(", ") || "none"],
