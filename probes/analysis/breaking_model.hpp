@@ -53,7 +53,8 @@ struct BreakingSettings {
 // one scope within the window are a crash loop (critical).
 inline constexpr std::uint64_t kOomCrashLoopKills = 3;
 
-// The items that need no history: map areas, cgroup limits and the allocator's retention.
+// The items that need no history: processes near vm.max_map_count and cgroups near their
+// limit (the allocator's item also counts the refusals of the window: BreakingModel).
 void judge_walls(const Snapshot& current, const BreakingSettings& settings, std::vector<BreakingItem>& out);
 
 class BreakingModel {
