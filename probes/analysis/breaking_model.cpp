@@ -126,6 +126,10 @@ void allocator_item(const CanaryAllocatorStats& a, const BreakingSettings& setti
 
 std::string kill_explanation(const OomKill& k) {
   std::string who = std::to_string(k.count) + (k.count == 1 ? " task" : " tasks");
+  if (!k.victims.empty()) {
+    const OomVictim& last = k.victims.back();
+    who += std::string(k.count == 1 ? " (" : " (the last: ") + "pid " + std::to_string(last.pid) + " " + last.comm + ")";
+  }
   std::string where = k.victim_cgroup.empty() ? std::string() : " in " + k.victim_cgroup;
   if (k.source != oom_killer::kKernel) {
     return std::string(k.source) + " killed " + who + where +
@@ -160,6 +164,7 @@ void oom_items(const std::vector<const OomKill*>& held, std::vector<BreakingItem
     if (!fresh) {
       it->second.count += k.count;
       if (k.scope_limit_bytes) it->second.scope_limit_bytes = k.scope_limit_bytes;
+      it->second.victims.insert(it->second.victims.end(), k.victims.begin(), k.victims.end());
     }
     per_scope[k.scope] += k.count;
   }
@@ -169,6 +174,10 @@ void oom_items(const std::vector<const OomKill*>& held, std::vector<BreakingItem
     item.level = per_scope[k.scope] >= kOomCrashLoopKills ? VerdictLevel::kCritical : VerdictLevel::kHigh;
     item.subject = k.scope.empty() ? "unknown" : k.scope;
     item.cgroup = k.victim_cgroup;
+    if (!k.victims.empty()) {  // the last one killed
+      item.pid = k.victims.back().pid;
+      item.comm = k.victims.back().comm;
+    }
     item.value = static_cast<double>(k.count);
     item.limit = k.scope_limit_bytes ? static_cast<double>(*k.scope_limit_bytes) : 0;
     item.source = k.source;

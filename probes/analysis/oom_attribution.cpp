@@ -159,8 +159,14 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
   };
 
   std::vector<Counted> kernel;
+  std::vector<const OomVictim*> new_victims;  // eBPF's ring: the victims since `start`
   if (ebpf_counts_victims(current) && ebpf_counts_victims(start)) {
     kernel = ebpf_kills(*current.reclaim_stall, *start.reclaim_stall);
+    std::uint64_t seen = 0;
+    for (const OomVictim& v : start.reclaim_stall->recent_oom_victims) seen = std::max(seen, v.sequence);
+    for (const OomVictim& v : current.reclaim_stall->recent_oom_victims) {
+      if (v.sequence > seen) new_victims.push_back(&v);
+    }
   } else if (current.cgroups) {
     kernel = cgroup_counter_kills(*current.cgroups, start);
   }
@@ -173,6 +179,9 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
     kill.source = oom_killer::kKernel;
     kill.counted_by = k.counted_by;
     kill.scope_limit_bytes = scope_limit(kill.scope);
+    for (const OomVictim* v : new_victims) {
+      if (v->cgroup == k.victim) kill.victims.push_back(*v);
+    }
     attributed += k.count;
     out.push_back(std::move(kill));
   }
@@ -190,6 +199,9 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
         kill.source = oom_killer::kKernel;
         kill.counted_by = "vmstat";
         if (!kill.scope.empty()) kill.scope_limit_bytes = node_size(current);
+        for (const OomVictim* v : new_victims) {
+          if (v->cgroup.empty()) kill.victims.push_back(*v);  // eBPF could not name its cgroup either
+        }
         out.push_back(std::move(kill));
       }
     }
@@ -210,7 +222,7 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
       const std::uint64_t by_systemd = by_oomd > 0 ? 0 : mark(&CgroupSample::oomd_user_kills);
       for (const auto& [n, source] : {std::pair{by_oomd, oom_killer::kOomd}, std::pair{by_systemd, oom_killer::kSystemdOomd}}) {
         if (n == 0) continue;
-        out.push_back(OomKill{c.path, c.path, n, source, "xattr", c.limit_bytes});
+        out.push_back(OomKill{c.path, c.path, n, source, "xattr", c.limit_bytes, {}});
       }
     }
   }

@@ -35,6 +35,9 @@ struct OomKill {
   std::string_view counted_by;  // "ebpf", "memory.oom_control", "memory.events", "vmstat", "xattr"
   // The scope's hard limit (a cgroup) or physical memory (the node), when known.
   std::optional<std::uint64_t> scope_limit_bytes;
+  // Who was killed, where eBPF's ring of the last victims says (pid and comm), oldest first;
+  // empty otherwise.
+  std::vector<OomVictim> victims;
 
   bool operator==(const OomKill&) const = default;
 };

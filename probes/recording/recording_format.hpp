@@ -31,7 +31,8 @@ namespace memdiag::recording {
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // Version 2 (issue 15) added the Windows memory and paging sections and each process's peak
 // resident size and page faults; a version 1 file reads as before, without them. Version 3
-// added the userspace OOM killers' marks per cgroup and the canary allocator's ceiling.
+// added the userspace OOM killers' marks per cgroup, the canary allocator's ceiling and the
+// last OOM victims (pid, comm, cgroup).
 inline constexpr std::uint64_t kFormatVersion = 3;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 

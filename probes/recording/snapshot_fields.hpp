@@ -217,6 +217,14 @@ void fields(A& a, S& s) {
   a.integer(s.dropped_cgroups);
   a.integer(s.dropped_events);
   a.integer(s.unresolved_ids);
+  if (a.version() >= 3) {
+    a.sequence(s.recent_oom_victims, [&](auto& v) {
+      a.integer(v.sequence);
+      a.integer(v.pid);
+      a.text(v.comm);
+      a.text(v.cgroup);
+    });
+  }
 }
 
 template <class A, Is<SelectedProcess> S>

@@ -5,7 +5,8 @@
   the JSON names its pid with its map count and the limit, and the text report says it.
 - A process is OOM-killed in a child (no limit of its own) of a v1 cgroup with a 64 MiB limit:
   the kill is attributed to the parent, whose limit killed, with the child as the victim's
-  cgroup (v1 counts the kill only in the child's own memory.oom_control).
+  cgroup (v1 counts the kill only in the child's own memory.oom_control), and the victim's pid
+  and comm (eBPF's ring of the last victims).
 - A cgroup holding ~90 % of its 64 MiB limit in anon (51 MiB mapped and touched, and Python's
   own) is a near-limit item with the figure memory.usage_in_bytes and memory.stat give; a
   cgroup at its limit with nothing but page cache is not an item.
@@ -158,6 +159,11 @@ class BreakingTest(unittest.TestCase):
             self.assertEqual(oom[0]["limit"], 64 * MiB)
             self.assertIn(oom[0]["counted_by"], ("ebpf", "memory.oom_control"))
             self.assertEqual(oom[0]["level"], "high")
+            if oom[0]["counted_by"] == "ebpf":  # eBPF's ring of the last victims names who
+                self.assertEqual(oom[0]["pid"], victim.pid)
+                self.assertEqual(oom[0]["comm"], "python3")
+                self.assertIn("killed 1 task (pid %d python3) in %s" % (victim.pid, oom_child.path),
+                              oom[0]["explanation"])
             self.assertIn("at the 64MiB limit of %s (an ancestor)" % oom_parent.path, oom[0]["explanation"])
 
             # The userspace killers' marks.

@@ -5,6 +5,7 @@
 // killers' marks, each charged to the right scope and held for the window.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -277,6 +278,10 @@ TEST(OomAttribution, EbpfVictimsWinOverCountersAndVmstatKeepsTheRest) {
     s->reclaim_stall = r;
   }
   k.now.reclaim_stall->oom_victims = {{"/ceiling", 5}, {"/removed-job", 1}};  // a new path counts whole
+  // eBPF's ring of the last victims: number 4 was seen before; 5 and 6 are new.
+  k.start.reclaim_stall->recent_oom_victims = {{4, 100, "old", "/ceiling"}};
+  k.now.reclaim_stall->recent_oom_victims = {
+      {4, 100, "old", "/ceiling"}, {5, 4242, "python3", "/ceiling"}, {6, 4343, "job", "/removed-job"}};
   find(k.now, "/ceiling")->failcnt = 9;
   count_kill(*find(k.now, "/ceiling"), 1);  // the same kill, by the counter: not twice
   set_vmstat_oom_kill(k.now, 13);           // one more that eBPF could not resolve
@@ -286,10 +291,25 @@ TEST(OomAttribution, EbpfVictimsWinOverCountersAndVmstatKeepsTheRest) {
   EXPECT_EQ(kills[0].scope, "/ceiling");
   EXPECT_EQ(kills[0].count, 1u);
   EXPECT_EQ(kills[0].counted_by, "ebpf");
+  ASSERT_EQ(kills[0].victims.size(), 1u);
+  EXPECT_EQ(kills[0].victims[0].pid, 4242);
+  EXPECT_EQ(kills[0].victims[0].comm, "python3");
   EXPECT_EQ(kills[1].victim_cgroup, "/removed-job");
+  ASSERT_EQ(kills[1].victims.size(), 1u);
+  EXPECT_EQ(kills[1].victims[0].pid, 4343);
   EXPECT_EQ(kills[1].scope, "");  // nothing known of it, and the node was not short: no scope to name
   EXPECT_EQ(kills[2].counted_by, "vmstat");
   EXPECT_EQ(kills[2].count, 1u);
+
+  // The item names the victim.
+  analysis::BreakingModel model;
+  const BreakingVerdict v = model.assess(k.now, &k.start);
+  const auto item = std::find_if(v.items.begin(), v.items.end(), [](const BreakingItem& i) { return i.subject == "/ceiling"; });
+  ASSERT_NE(item, v.items.end());
+  EXPECT_EQ(item->pid, 4242);
+  EXPECT_EQ(item->comm, "python3");
+  EXPECT_EQ(item->explanation,
+            "the kernel's OOM killer killed 1 task (pid 4242 python3) in /ceiling at its own 512MiB limit.");
 }
 
 TEST(OomAttribution, UserspaceKillersMarks) {

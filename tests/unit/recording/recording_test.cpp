@@ -93,6 +93,7 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   stall.stall.record(4000);
   rs.cgroups = {stall};
   rs.oom_victims = {CgroupOomVictims{"/x", 3}};
+  rs.recent_oom_victims = {OomVictim{7 + k, 4242, "python3", "/x"}, OomVictim{8 + k, -1, "", ""}};
   rs.dropped_cgroups = 1;
   rs.dropped_events = 2;
   rs.unresolved_ids = 3;
