@@ -261,13 +261,38 @@ class Loader {
 
   void load_diagnosis(const YAML::Node& node, Config& config) const {
     expect_map(node, "diagnosis");
-    for_each_key(node, "diagnosis", {"stall", "overcommit", "roles", "forecast"},
+    for_each_key(node, "diagnosis", {"stall", "overcommit", "roles", "forecast", "breaking"},
                  [&](const std::string& key, const YAML::Node& value) {
                    if (value.IsNull()) return;
                    if (key == "stall") load_stall(value, config.diagnosis.stall);
                    if (key == "overcommit") load_overcommit(value, config.diagnosis.overcommit);
                    if (key == "roles") load_roles(value, config.diagnosis.roles);
                    if (key == "forecast") load_forecast(value, config.diagnosis.forecast);
+                   if (key == "breaking") load_breaking(value, config.diagnosis.breaking);
+                 });
+  }
+
+  void load_breaking(const YAML::Node& node, analysis::BreakingSettings& b) const {
+    const std::string prefix = "diagnosis.breaking";
+    expect_map(node, prefix);
+    for_each_key(node, prefix,
+                 {"map_areas_ratio", "cgroup_limit_ratio", "allocator_ceiling_ratio", "oom_window", "max_items",
+                  "near_limit_ratio"},
+                 [&](const std::string& key, const YAML::Node& v) {
+                   const std::string full = prefix + "." + key;
+                   using std::chrono::milliseconds;
+                   if (key == "map_areas_ratio") b.map_areas_ratio = levels(v, full, 0, 1);
+                   if (key == "cgroup_limit_ratio") b.cgroup_limit_ratio = levels(v, full, 0, 1);
+                   if (key == "allocator_ceiling_ratio") b.allocator_ceiling_ratio = levels(v, full, 0, 1);
+                   if (key == "oom_window") {
+                     b.oom_window = duration_between(v, full, milliseconds(10000), milliseconds(24 * 3600 * 1000));
+                   }
+                   if (key == "near_limit_ratio") b.oom.near_limit_ratio = ratio(v, full);
+                   if (key == "max_items") {
+                     const long long n = integer(v, full);
+                     if (n < 1 || n > 100) refuse(v, full, "must be between 1 and 100, got " + std::to_string(n));
+                     b.max_items = static_cast<std::size_t>(n);
+                   }
                  });
   }
 

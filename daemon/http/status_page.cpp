@@ -86,7 +86,10 @@ constexpr std::string_view kBetween = R"page(</style>
 <span id="stall-instant" class="muted"></span><ul id="stall-reasons"></ul><div id="stall-figures"></div></section>
 <section class="card"><h2>Overcommit risk</h2><span id="overcommit-level" class="level">&hellip;</span>
 <span id="overcommit-mode" class="muted"></span><ul id="overcommit-reasons"></ul></section>
+<section class="card"><h2>About to break</h2><span id="breaking-level" class="level">&hellip;</span>
+<p id="breaking-first" class="muted path"></p></section>
 </div>
+<h2>About to break</h2><div id="breaking-items"></div>
 <h2>Contributors</h2><div id="contributors"></div>
 <h2>Victims</h2><div id="victims"></div>
 <h3>Processes behind the pressure</h3><div id="processes"></div>
@@ -245,6 +248,20 @@ constexpr std::string_view kScript = R"page(
     ["unbacked", function (m) { return bytes(m.unbacked_promise_bytes); }, "num"]
   ];
 
+  // A wall's figure in its unit: map areas and kills are counts, the others bytes.
+  function wallFigure(i) {
+    if (i.kind === "map_areas") return Math.round(i.value).toLocaleString("en") + " of " + Math.round(i.limit).toLocaleString("en");
+    if (i.kind === "oom_kill") return Math.round(i.value) + " killed by " + i.source;
+    return bytes(i.value) + " of " + bytes(i.limit);
+  }
+  var breakingCols = [
+    ["level", function (i) { return i.level; }],
+    ["kind", function (i) { return i.kind; }],
+    ["subject", function (i) { return i.subject; }, "path"],
+    ["figure", wallFigure, "num"],
+    ["what fails", function (i) { return i.explanation; }]
+  ];
+
   function render(d, h) {
     var stall = d.stall || {}, oc = d.overcommit;
     document.body.setAttribute("data-sequence", d.sequence);
@@ -258,6 +275,10 @@ constexpr std::string_view kScript = R"page(
       stall.instant_level.name : (stall.instant_level && stall.instant_level.value !== stall.level.value ?
       "this sample alone: " + stall.instant_level.name : "");
     showReasons("stall-reasons", stall.reasons);
+    showLevel("breaking-level", d.breaking ? d.breaking.level : null);
+    var walls = d.breaking ? d.breaking.items : [];
+    $("breaking-first").textContent = walls.length ? walls[0].explanation : "nothing is near a wall";
+    showTable("breaking-items", breakingCols, walls, "nothing is near a wall");
     var f = stall.figures || {};
     showFacts("stall-figures", [
       ["signals", (stall.signals || []).join(", ") || "none"],

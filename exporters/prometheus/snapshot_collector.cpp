@@ -6,6 +6,7 @@
 #include "exporters/prometheus/cgroup_metrics.hpp"
 #include "exporters/prometheus/overcommit_metrics.hpp"
 #include "exporters/prometheus/pressure_metrics.hpp"
+#include "exporters/prometheus/breaking_metrics.hpp"
 #include "exporters/prometheus/stall_metrics.hpp"
 #include "exporters/prometheus/process_metrics.hpp"
 #include "exporters/prometheus/reclaim_stall_metrics.hpp"
@@ -157,6 +158,7 @@ void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {
   if (snap->canary) render_canary(*snap->canary, sink);
   if (snap->derived.overcommit) render_overcommit(*snap->derived.overcommit, sink);
   if (snap->derived.stall) render_stall(*snap->derived.stall, sink);
+  if (snap->derived.breaking) render_breaking(*snap->derived.breaking, sink);
   render_pressure_scopes(*snap, sink);
 }
 

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "exporters/report/breaking_section.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "exporters/report/json_writer.hpp"
 #include "exporters/report/next_steps.hpp"
@@ -206,6 +207,13 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
     }
     w.end_array();
     w.field("cgroups_over_limit_total", static_cast<std::uint64_t>(o.cgroups_over_limit_total));
+    w.end_object();
+  }
+
+  if (d.breaking) {
+    w.key("breaking");
+    w.begin_object();
+    write_breaking_json(w, *d.breaking);
     w.end_object();
   }
 

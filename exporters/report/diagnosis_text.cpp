@@ -3,6 +3,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "exporters/report/breaking_section.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "exporters/report/next_steps.hpp"
 #include "exporters/report/report_selection.hpp"
@@ -246,6 +247,13 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
            *o.commit_limit_ratio);
     }
     wrapped(out, overcommit_mode_meaning(o.mode, snapshot.windows_memory.has_value()), "  ");
+  }
+
+  if (d.breaking) {
+    const std::vector<std::string> breaking = breaking_text(*d.breaking);
+    out += '\n';
+    line(out, "%s", breaking.front().c_str());
+    for (std::size_t i = 1; i < breaking.size(); ++i) wrapped(out, breaking[i], "    ", "  - ");
   }
 
   if (snapshot.processes) {

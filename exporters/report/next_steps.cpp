@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "exporters/report/breaking_section.hpp"
 #include "probes/analysis/verdict_evidence.hpp"
 
 namespace memdiag::report {
@@ -145,6 +146,9 @@ std::string overcommit_mode_meaning(OvercommitMode mode, bool windows) {
 std::vector<std::string> next_steps(const Snapshot& snapshot) {
   std::vector<std::string> out;
   const DerivedFigures& d = snapshot.derived;
+  if (d.breaking) {  // what is about to break, or broke, first: it fails whatever the stall
+    for (std::string& step : breaking_steps(*d.breaking)) out.push_back(std::move(step));
+  }
   for (const CgroupScope& scope : d.cgroup_scopes) scope_steps(out, scope.cgroup, scope.stall, scope.analysis, true);
   if (d.stall && d.node_scope) scope_steps(out, "node", *d.stall, *d.node_scope, false);
   if (d.overcommit) {

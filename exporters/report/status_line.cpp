@@ -16,6 +16,10 @@ std::string status_line(const Snapshot& snapshot) {
   const DerivedFigures& d = snapshot.derived;
   std::string out = "stall " + (d.stall ? level_with_reason(d.stall->level, d.stall->reasons) : std::string("unknown"));
   if (d.overcommit) out += "; overcommit " + level_with_reason(d.overcommit->level, d.overcommit->reasons);
+  if (d.breaking) {
+    out += "; breaking " + std::string(to_string(d.breaking->level));
+    if (!d.breaking->items.empty()) out += " (" + d.breaking->items.front().subject + ")";
+  }
   std::size_t up = 0;
   std::string down;
   for (const SourceStatus& s : snapshot.sources) {

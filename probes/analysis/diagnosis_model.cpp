@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "probes/analysis/derive_figures.hpp"
+#include "probes/analysis/oom_attribution.hpp"
+#include "probes/analysis/snapshot_window.hpp"
 #include "probes/analysis/verdict_evidence.hpp"
 
 namespace memdiag::analysis {
@@ -75,7 +77,10 @@ const CanaryReading* canary_in(const Snapshot& current, std::string_view cgroup)
 }  // namespace
 
 DiagnosisModel::DiagnosisModel(const DiagnosisSettings& settings)
-    : settings_(settings), node_model_(settings.stall), timeline_(std::make_shared<std::vector<VerdictTransition>>()) {}
+    : settings_(settings),
+      node_model_(settings.stall),
+      breaking_model_(settings.breaking),
+      timeline_(std::make_shared<std::vector<VerdictTransition>>()) {}
 
 void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
   if (settings == settings_) return;
@@ -96,6 +101,7 @@ void DiagnosisModel::set_settings(const DiagnosisSettings& settings) {
       state.peak = {};
     }
   }
+  breaking_model_.set_settings(settings.breaking);
   settings_ = settings;
 }
 
@@ -148,11 +154,26 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   std::vector<VerdictTransition> transitions;
   derive_figures(current, settings_.overcommit);
   DerivedFigures& derived = current.derived;
+  derived.breaking = breaking_model_.assess(current, ring);
 
   const std::vector<CgroupFigures> figures =
       cgroup_figures_.compute(current, ring, settings_.stall, settings_.roles.growth_half_life);
   const std::optional<ProcessScan> scan = process_scan(current);
   process_growth_.update(scan ? &*scan : nullptr, settings_.roles.growth_half_life);
+
+  // The kernel's OOM kills in the stall window, each charged to the scope whose limit caused it
+  // (oom_attribution.hpp): the oom_kill reason is that scope's alone, not every ancestor's, and
+  // on v1 a limited parent's kill counted in its child's counter is the parent's.
+  std::unordered_map<std::string, double> kills_by_scope;
+  if (const Snapshot* start = window_start(ring, current, settings_.stall.window)) {
+    for (const OomKill& kill : attribute_oom_kills(current, *start, settings_.breaking.oom)) {
+      if (kill.source == oom_killer::kKernel) kills_by_scope[kill.scope] += static_cast<double>(kill.count);
+    }
+  }
+  const auto kills_in = [&](const std::string& scope) {
+    const auto it = kills_by_scope.find(scope);
+    return it == kills_by_scope.end() ? 0.0 : it->second;
+  };
 
   // Cgroup scopes: every cgroup with a limit. Members are its children among the exported ones.
   std::unordered_map<std::string_view, std::size_t> scope_at;  // path -> index in cgroup_scopes
@@ -174,6 +195,7 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
       const bool calm = !waiting_noticeably(scope.stall.figures, settings_.stall).value_or(false);
       scope.stall.figures.fault_latency_ratio = state.faults.update(*canary, current.taken_at, calm);
     }
+    if (scope.stall.figures.oom_kills) scope.stall.figures.oom_kills = kills_in(scope.cgroup);
     judge_stall(scope.stall, settings_.stall);
     scope.analysis.available_bytes = f.available_bytes;
     scope.analysis.shortfall_bytes = shortfall_bytes(*f.size_bytes, *f.available_bytes, settings_.roles);
@@ -251,6 +273,10 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
   // on Windows the commit limit and the commit headroom (limit less charge), what the kubelet
   // takes as memory.available there, since a commit past the limit fails outright.
   StallVerdict stall = node_model_.assess_instant(current, ring);
+  if (stall.figures.oom_kills && *stall.figures.oom_kills != kills_in("node")) {
+    stall.figures.oom_kills = kills_in("node");
+    judge_stall(stall, settings_.stall);
+  }
   ScopeAnalysis node;
   const NodeSupply supply = node_supply(current);
   if (supply.size_bytes > 0) {

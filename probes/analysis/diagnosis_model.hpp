@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "probes/analysis/breaking_model.hpp"
 #include "probes/analysis/cgroup_figures.hpp"
 #include "probes/analysis/diagnosis_settings.hpp"
 #include "probes/analysis/fault_baseline.hpp"
@@ -73,6 +74,7 @@ class DiagnosisModel {
   StallModel node_model_;
   LevelHold node_hold_;
   Evidence node_peak_;
+  BreakingModel breaking_model_;
   AvailableTrend node_trend_;
   PaymentTrend promise_payment_;  // the node's backed memory: the promises being paid
   VerdictLevel node_logged_ = VerdictLevel::kNone;

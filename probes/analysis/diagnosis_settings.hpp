@@ -2,6 +2,7 @@
 // their reasons: stall_model.hpp, overcommit_model.hpp, pressure_roles.hpp, forecast.hpp and the README).
 #pragma once
 
+#include "probes/analysis/breaking_model.hpp"
 #include "probes/analysis/forecast.hpp"
 #include "probes/analysis/overcommit_model.hpp"
 #include "probes/analysis/pressure_roles.hpp"
@@ -14,6 +15,7 @@ struct DiagnosisSettings {
   OvercommitThresholds overcommit;
   RoleSettings roles;
   ForecastSettings forecast;
+  BreakingSettings breaking;
   bool operator==(const DiagnosisSettings&) const = default;
 };
 

@@ -62,6 +62,9 @@ struct {
  * update is then picked up at the next event's bump. */
 __u64 hist_generation = 0;
 __u64 victim_generation = 0;
+/* The last victims (reclaim_stall.h): a ring, and how many were ever written to it. */
+struct memdiag_recent_victim recent_victims[MEMDIAG_RECENT_VICTIMS] = {};
+__u64 recent_victims_written = 0;
 
 /* Kfuncs (kernel >= 6.2). Weak so the object still loads where they are missing: the OOM
  * program of the classic tracepoint set checks the address before calling. */
@@ -174,6 +177,20 @@ static __always_inline void oom_victim_in(__u64 memcg_id) {
   __sync_fetch_and_add(&victim_generation, 1);
 }
 
+/* The kernel marks victims under oom_lock (global and memcg OOMs alike), one at a time: plain
+ * increments suffice, and BPF before v3 has no fetching atomics anyway. */
+static __always_inline void remember_victim(struct task_struct *task, __u64 memcg_id) {
+  __u64 seq = recent_victims_written + 1;
+  recent_victims_written = seq;
+  struct memdiag_recent_victim *v = &recent_victims[(seq - 1) & (MEMDIAG_RECENT_VICTIMS - 1)];
+  v->seq = 0; /* being written */
+  v->memcg_id = memcg_id;
+  v->pid = BPF_CORE_READ(task, tgid);
+  BPF_CORE_READ_STR_INTO(&v->comm, task, comm);
+  asm volatile("" ::: "memory"); /* the entry before its number */
+  v->seq = seq;
+}
+
 /* ---- The begin/end kinds of stall_kinds.h, four programs each: tp_btf (typed raw
  * tracepoint arguments, attached through BTF, no tracefs) and classic tracepoint (through
  * tracefs' perf events), for begin and end. Named btf_<kind>_begin, tp_<kind>_end and so on;
@@ -216,7 +233,9 @@ int tp_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx) {
  * the read below fails safely and victims land under memcg id 0. */
 SEC("tp_btf/mark_victim")
 int BPF_PROG(btf_oom_victim, struct task_struct *task) {
-  oom_victim_in(memcg_id_of(task));
+  __u64 id = memcg_id_of(task);
+  remember_victim(task, id);
+  oom_victim_in(id);
   return 0;
 }
 
@@ -234,6 +253,7 @@ int tp_oom_victim(struct trace_event_raw_mark_victim *ctx) {
     return 0;
   }
   __u64 id = memcg_id_of(task);
+  remember_victim(task, id);
   bpf_task_release(task);
   oom_victim_in(id);
   return 0;

@@ -42,6 +42,21 @@ struct memdiag_hist_value {
   __u64 sum_ns;
 };
 
+/* The last OOM victims, in a ring in the object's global data (read by user space through its
+ * mmap of .bss, like the generations): who was killed, not only where. `seq` is the victim's
+ * number since load, from 1, written after the rest; slot = (seq - 1) % MEMDIAG_RECENT_VICTIMS.
+ * An entry being rewritten while user space copies it can be read torn (a rare wrong comm). */
+#define MEMDIAG_RECENT_VICTIMS 16
+#define MEMDIAG_COMM_LEN 16
+
+struct memdiag_recent_victim {
+  __u64 seq;
+  __u64 memcg_id;
+  __u32 pid; /* the thread group (process) id */
+  __u32 pad;
+  char comm[MEMDIAG_COMM_LEN];
+};
+
 struct memdiag_start_key {
   __u32 tid;
   __u32 kind; /* kinds nest (soft-limit reclaim runs inside direct reclaim): one start each */

@@ -568,6 +568,7 @@ Expected<ReclaimStallReading> ReclaimStallProbe::read() {
   }
   if (!victims_current) {
     if (Status s = read_victims(); !s) return s.error();
+    if (bss) read_recent_victims(bss);
   }
   if (!hist_current || !victims_current) {
     if (Status s = read_drops(); !s) return s.error();
@@ -616,6 +617,20 @@ Status ReclaimStallProbe::read_victims() {
   keys_ = std::move(scratch.keys);
   values_ = std::move(scratch.values);
   return status;
+}
+
+void ReclaimStallProbe::read_recent_victims(const void* global_data) {
+  const auto& bss = *static_cast<const Bss*>(global_data);
+  last_.recent_victims.clear();
+  for (const memdiag_recent_victim& slot : bss.recent_victims) {
+    memdiag_recent_victim v;
+    std::memcpy(&v, &slot, sizeof v);  // a copy: the kernel may rewrite the slot meanwhile
+    if (v.seq == 0) continue;          // never written, or being written
+    const std::size_t n = ::strnlen(v.comm, sizeof v.comm);
+    last_.recent_victims.push_back({v.seq, v.memcg_id, static_cast<int>(v.pid), std::string(v.comm, n)});
+  }
+  std::sort(last_.recent_victims.begin(), last_.recent_victims.end(),
+            [](const RecentOomVictim& a, const RecentOomVictim& b) { return a.sequence < b.sequence; });
 }
 
 Status ReclaimStallProbe::read_drops() {

@@ -85,6 +85,14 @@ struct OomVictims {
   std::uint64_t count = 0;
 };
 
+// One of the last OOM victims (the kernel keeps a ring of MEMDIAG_RECENT_VICTIMS).
+struct RecentOomVictim {
+  std::uint64_t sequence = 0;  // its number since the probe loaded, from 1
+  std::uint64_t memcg_id = 0;
+  int pid = 0;
+  std::string comm;
+};
+
 // Events not counted, by reason. Non-zero means the histograms under-count.
 struct StallDrops {
   std::uint64_t histogram_full = 0;  // no room for a new {kind, memcg} key
@@ -98,6 +106,7 @@ struct StallDrops {
 struct ReclaimStallReading {
   std::vector<StallHistogram> histograms;
   std::vector<OomVictims> oom_victims;
+  std::vector<RecentOomVictim> recent_victims;  // oldest first; empty without mmap-able .bss
   StallDrops drops;
   AttachMode mode = AttachMode::kTpBtf;  // as ReclaimStallProbe::mode()
 };
@@ -167,6 +176,8 @@ class ReclaimStallProbe {
 
   Status read_histograms();
   Status read_victims();
+  // The ring of the last victims from the object's mapped global data (the skeleton's .bss).
+  void read_recent_victims(const void* global_data);
   Status read_drops();
 
   UniqueFd stall_hist_;

@@ -61,6 +61,10 @@ ReclaimStallSection StallAttribution::attribute(const ReclaimStallReading& readi
     section.node_oom_victims += v.count;
     if (const CgroupIdMap::Entry* e = named(v.memcg_id)) section.oom_victims.push_back({e->path, v.count});
   }
+  for (const RecentOomVictim& v : reading.recent_victims) {
+    const CgroupIdMap::Entry* e = named(v.memcg_id);
+    section.recent_oom_victims.push_back({v.sequence, v.pid, v.comm, e ? e->path : std::string()});
+  }
 
   // Most stall time first; the path keeps the order stable.
   std::vector<const Stalled*> order;

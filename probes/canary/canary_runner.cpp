@@ -112,6 +112,7 @@ CanaryAllocatorStats CanaryRunner::allocator_stats() const {
   out.mappings = s.mappings;
   out.ceiling_hits_total = s.ceiling_hits_total;
   out.failed_allocations_total = s.failed_allocations_total;
+  out.ceiling_bytes = options_.ceiling_bytes;
   return out;
 }
 

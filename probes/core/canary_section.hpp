@@ -45,6 +45,9 @@ struct CanaryAllocatorStats {
   std::uint64_t mappings = 0;
   std::uint64_t ceiling_hits_total = 0;
   std::uint64_t failed_allocations_total = 0;
+  // The process ceiling it was given (held bytes never exceed it; 0: none): what "near its
+  // ceiling" is measured against.
+  std::uint64_t ceiling_bytes = 0;
 
   // Adds another instance's counters (a restarted child's predecessors'); the gauges stay this
   // one's: they describe what the running child holds now.

@@ -57,6 +57,12 @@ struct CgroupSample {
   std::vector<CgroupStatValue> stat;
   std::optional<PsiResource> pressure;  // memory.pressure (v2, or the unified twin in hybrid mode)
   std::optional<CgroupNotifications> notifications;  // for the cgroups the event watcher covers
+  // Kills by userspace OOM killers, from the extended attributes they set on a cgroup they
+  // kill: processes killed (*.oomd_kill), or kill actions (*.oomd_ooms) where no process count
+  // was written. user.* is systemd-oomd's (newer oomd writes it too), trusted.* only oomd's.
+  // Absent when the cgroup carries no such attribute.
+  std::optional<std::uint64_t> oomd_user_kills;
+  std::optional<std::uint64_t> oomd_trusted_kills;
 
   bool operator==(const CgroupSample&) const = default;
 };

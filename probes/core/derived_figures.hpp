@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "probes/core/breaking_verdict.hpp"
 #include "probes/core/overcommit_verdict.hpp"
 #include "probes/core/pressure_scope.hpp"
 #include "probes/core/stall_verdict.hpp"
@@ -31,6 +32,10 @@ struct DerivedFigures {
   // Every exported cgroup with a limit (memory.max/high, v1 limit_in_bytes), judged as a scope;
   // in the cgroup section's order.
   std::vector<CgroupScope> cgroup_scopes;
+  // What is about to break: processes near vm.max_map_count, cgroups near their limit, the
+  // canary's allocator near its ceiling, recent OOM kills (probes/analysis/breaking_model.hpp).
+  // Absent outside the sampler, like `stall`.
+  std::optional<BreakingVerdict> breaking;
   // The last stall-level transitions of the node and the cgroup scopes (bounded), oldest first.
   VerdictTimeline timeline;
 };

@@ -33,6 +33,16 @@ struct CgroupOomVictims {
   bool operator==(const CgroupOomVictims&) const = default;
 };
 
+// One of the last tasks the OOM killer chose (oom:mark_victim), whichever cgroup it was in.
+struct OomVictim {
+  std::uint64_t sequence = 0;  // its number since the probe loaded: a victim newer than another has a higher one
+  int pid = 0;                 // the process (thread group) id
+  std::string comm;
+  std::string cgroup;          // its memory cgroup, "" when the id could not be named
+
+  bool operator==(const OomVictim&) const = default;
+};
+
 struct ReclaimStallSection {
   // "tp_btf", or "tracepoint" as soon as one kind (or the OOM victims) needed the classic
   // tracepoint fallback.
@@ -47,6 +57,8 @@ struct ReclaimStallSection {
   // Most stalled cgroups first (total stall time), at most max_cgroups of them.
   std::vector<CgroupStall> cgroups;
   std::vector<CgroupOomVictims> oom_victims;
+  // The last victims (at most 16), oldest first: who was killed, not only where.
+  std::vector<OomVictim> recent_oom_victims;
   std::size_t dropped_cgroups = 0;    // stalled cgroups beyond the cap
   std::uint64_t dropped_events = 0;   // not counted in kernel: maps full or victim unresolvable
   std::size_t unresolved_ids = 0;     // cgroup ids with no known path (created and removed between samples)

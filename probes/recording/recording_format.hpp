@@ -34,7 +34,9 @@ inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // Version 3 added the cgroup limit tree (effective limits, the limited cgroups with their
 // headroom) and the process scan's RssAnon sum and uncharged reservations; older files read
 // without them (the overcommit model then caps nothing and separates no copy-on-write sharing).
-inline constexpr std::uint64_t kFormatVersion = 3;
+// Version 4 added the userspace OOM killers' marks per cgroup, the canary allocator's ceiling
+// and the last OOM victims (pid, comm, cgroup).
+inline constexpr std::uint64_t kFormatVersion = 4;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };

@@ -167,6 +167,10 @@ void fields(A& a, S& c) {
   });
   a.optional(c.pressure, [&](auto& r) { fields(a, r); });
   a.optional(c.notifications, [&](auto& n) { fields(a, n); });
+  if (a.version() >= 4) {
+    optional_integer(c.oomd_user_kills);
+    optional_integer(c.oomd_trusted_kills);
+  }
 }
 
 template <class A, Is<CgroupSection> S>
@@ -224,6 +228,14 @@ void fields(A& a, S& s) {
   a.integer(s.dropped_cgroups);
   a.integer(s.dropped_events);
   a.integer(s.unresolved_ids);
+  if (a.version() >= 4) {
+    a.sequence(s.recent_oom_victims, [&](auto& v) {
+      a.integer(v.sequence);
+      a.integer(v.pid);
+      a.text(v.comm);
+      a.text(v.cgroup);
+    });
+  }
 }
 
 template <class A, Is<SelectedProcess> S>
@@ -308,6 +320,7 @@ void fields(A& a, S& s) {
   a.integer(s.mappings);
   a.integer(s.ceiling_hits_total);
   a.integer(s.failed_allocations_total);
+  if (a.version() >= 4) a.integer(s.ceiling_bytes);
 }
 
 template <class A, Is<CanarySection> S>

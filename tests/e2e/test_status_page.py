@@ -168,6 +168,9 @@ def page_view(dom):
         view[verdict] = (words(level.text()), level.attrs.get("data-level"))
         view[verdict + " reasons"] = [li.attrs["data-code"] for li in dom.by_id(verdict + "-reasons").iter()
                                       if li.tag == "li" and "data-code" in li.attrs]
+    level = dom.by_id("breaking-level")
+    view["breaking"] = (words(level.text()), level.attrs.get("data-level"))
+    view["breaking items"] = listed(dom.by_id("breaking-items"))
     view["contributors"] = listed(dom.by_id("contributors"))
     view["victims"] = listed(dom.by_id("victims"))
     for chart in CHART_SERIES:
@@ -185,6 +188,10 @@ def expected_view(report, history):
             "overcommit": (overcommit["level"]["name"], str(overcommit["level"]["value"])) if overcommit else
                           ("unknown", ""),
             "overcommit reasons": [r["code"] for r in overcommit["reasons"]] if overcommit else [],
+            "breaking": (report["breaking"]["level"]["name"], str(report["breaking"]["level"]["value"])) if
+                        "breaking" in report else ("unknown", ""),
+            "breaking items": [words(i["subject"]) for i in report.get("breaking", {}).get("items", [])] or
+                              "nothing is near a wall",
             "contributors": [words(m["cgroup"]) for m in stall.get("contributors", [])] or "none",
             "victims": [words(m["cgroup"]) for m in stall.get("victims", [])] or "none"}
     for chart, series in CHART_SERIES.items():
@@ -352,6 +359,11 @@ class StatusPageTest(unittest.TestCase):
             self.assertGreaterEqual(int(shown["stall"][1]), 1)
             self.assertIn("/system.slice/" + MARKUP_CGROUP, shown["contributors"])
             self.assertIn("/" + StallingTree.VICTIM, shown["victims"])
+            # The fixture's 1 GiB container holds 93 % of its limit in anon: about to break.
+            self.assertIn("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod6f1c2a4e_8b3d_4c2e_9f10_"
+                          "1234567890ab.slice/cri-containerd-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6"
+                          "d7e8f9.scope", shown["breaking items"])
+            self.assertEqual(shown["breaking"], ("medium", "2"))
             self.assertGreater(shown["chart-psi"][1].get("some", 0), 0)
             self.screenshot(d, "stalling-node.png", 1280, 1600)
             self.screenshot(d, "stalling-node-phone.png", 412, 2400)

@@ -5,8 +5,11 @@
 // of them the largest by usage whatever their pressure (the idle holder of a stalling node).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "probes/core/kernel_paths.hpp"
 #include "probes/core/source.hpp"
@@ -47,6 +50,13 @@ class CgroupSource final : public Source {
   static constexpr std::uint64_t kNoWalk = ~std::uint64_t{0};
   std::uint64_t files_walk_ = kNoWalk;
   std::unique_ptr<CgroupEventWatcher> watcher_;  // eventfds (v1) or inotify on memory.events (v2)
+  // Userspace OOM killers' marks per exported cgroup path (oomd_marks.hpp), re-read when the
+  // tree watch sees an attribute of the cgroup change, for every cgroup after a walk.
+  struct OomdMarks {
+    std::optional<std::uint64_t> user;
+    std::optional<std::uint64_t> trusted;
+  };
+  std::unordered_map<std::string, OomdMarks> oomd_marks_;
   std::string first_malformed_;                  // of the last sample
   std::string unwatchable_reason_;               // the watcher's, after the last sample
 };

@@ -11,7 +11,9 @@ namespace {
 
 // Directory events only: users cannot create files in a cgroup hierarchy, and the kernel
 // creates a cgroup's control files without notifying anyone.
-constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR;
+// IN_ATTRIB on the directory itself: an extended attribute was set on the cgroup (a userspace
+// OOM killer's mark, oomd_marks.hpp); not a change of the tree.
+constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR;
 
 }  // namespace
 
@@ -45,7 +47,14 @@ bool CgroupTreeWatch::drain_events() {
     for (const char* p = buffer; p < buffer + n;) {
       const auto* event = reinterpret_cast<const inotify_event*>(p);
       if (event->mask & IN_Q_OVERFLOW) changed = true;
-      if (event->mask & IN_ISDIR) changed = true;
+      if (event->mask & IN_ATTRIB) {
+        // The directory itself (no name), or a child directory as its parent's watch sees it.
+        if (const auto it = watch_paths_.find(event->wd); it != watch_paths_.end()) {
+          attributes_changed_.insert(event->len == 0 ? it->second : it->second + "/" + event->name);
+        }
+      } else if (event->mask & IN_ISDIR) {
+        changed = true;
+      }
       if (event->mask & IN_IGNORED) {
         changed = true;  // the directory is gone (or unmounted)
         watch_paths_.erase(event->wd);
@@ -80,6 +89,7 @@ const std::vector<DiscoveredCgroup>& CgroupTreeWatch::cgroups(const std::string&
     options_ = options;
     stale_ = true;
   }
+  attributes_changed_.clear();
   if (drain_events()) stale_ = true;
   if (!stale_ && unwatched_reason_.empty()) return cgroups_;
 

@@ -33,6 +33,13 @@ class CgroupTreeWatch {
   std::uint64_t walks() const { return walks_; }
   // Why every sample walks ("" while watching works).
   const std::string& unwatched_reason() const { return unwatched_reason_; }
+  // Whether an extended attribute of the cgroup directory `dir` (as walked: root + path) may
+  // have changed since the last call of cgroups(): true while watching does not work, and for
+  // every directory when that call walked (a new walk's directories were not watched before).
+  bool attributes_may_have_changed(const std::string& dir, std::uint64_t walks_before) const {
+    return inotify_fd_ < 0 || !unwatched_reason_.empty() || walks_ != walks_before ||
+           attributes_changed_.count(dir) > 0;
+  }
 
  private:
   // Reads every pending event; true if the tree may have changed.
@@ -47,6 +54,7 @@ class CgroupTreeWatch {
   std::vector<DiscoveredCgroup> cgroups_;
   std::unordered_map<int, std::string> watch_paths_;  // descriptor -> directory
   std::unordered_set<int> seen_in_walk_;              // descriptors the current walk added
+  std::unordered_set<std::string> attributes_changed_;  // directories with IN_ATTRIB since the last call
   std::uint64_t walks_ = 0;
   std::string unwatched_reason_;
 };

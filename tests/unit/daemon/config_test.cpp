@@ -79,6 +79,21 @@ TEST(Config, TheShippedExampleStatesTheVerdictDefaults) {
   EXPECT_EQ(config->diagnosis.overcommit, expected);
   EXPECT_EQ(config->diagnosis.roles, analysis::RoleSettings{});
   EXPECT_EQ(config->diagnosis.forecast, analysis::ForecastSettings{});
+  EXPECT_EQ(config->diagnosis.breaking, analysis::BreakingSettings{});
+}
+
+TEST(Config, DiagnosisBreaking) {
+  auto config = parse_config(
+      "diagnosis:\n"
+      "  breaking: {map_areas_ratio: [0.5, 0.6], oom_window: 10m, max_items: 7, near_limit_ratio: 0.02}\n",
+      "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  const auto& b = config->diagnosis.breaking;
+  EXPECT_EQ(b.map_areas_ratio, (LevelThresholds{0.5, 0.6, 1e300, 1e300}));
+  EXPECT_EQ(b.oom_window, std::chrono::milliseconds(600000));
+  EXPECT_EQ(b.max_items, 7u);
+  EXPECT_DOUBLE_EQ(b.oom.near_limit_ratio, 0.02);
+  EXPECT_EQ(b.cgroup_limit_ratio, analysis::BreakingSettings{}.cgroup_limit_ratio);
 }
 
 TEST(Config, DiagnosisRolesAndForecast) {
@@ -169,7 +184,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"sources:\n  cgroup:\n    include: \"/kubepods*\"\n", "sources.cgroup.include", 3, "a list of glob"},
         BadConfig{"sources:\n  cgroup:\n    exclude: [kubepods]\n", "sources.cgroup.exclude", 3, "starts with '/'"},
         BadConfig{"sources:\n  meminfo: {max_depth: 2}\n", "sources.meminfo.max_depth", 2, "unknown key"},
-        BadConfig{"sources:\n  cgroup: {max_watched: 1001}\n", "sources.cgroup.max_watched", 2, "between 0 and 1000"}),
+        BadConfig{"sources:\n  cgroup: {max_watched: 1001}\n", "sources.cgroup.max_watched", 2, "between 0 and 1000"},
+        BadConfig{"diagnosis:\n  breaking:\n    map_areas_ratio: [0.9, 0.8]\n", "diagnosis.breaking.map_areas_ratio", 3,
+                  "thresholds must ascend"},
+        BadConfig{"diagnosis:\n  breaking:\n    cgroup_limit_ratio: [1.5]\n", "diagnosis.breaking.cgroup_limit_ratio", 3,
+                  "between 0 and 1"},
+        BadConfig{"diagnosis:\n  breaking: {oom_window: 1s}\n", "diagnosis.breaking.oom_window", 2, "between"},
+        BadConfig{"diagnosis:\n  breaking: {max_items: 0}\n", "diagnosis.breaking.max_items", 2, "between 1 and 100"},
+        BadConfig{"diagnosis:\n  breaking: {oom_windw: 5m}\n", "diagnosis.breaking.oom_windw", 2, "did you mean 'oom_window'"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) {
       std::string name = std::to_string(info.index) + "_";
       for (const char* c = info.param.key; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';

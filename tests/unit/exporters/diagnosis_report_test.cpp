@@ -132,6 +132,100 @@ TEST(DiagnosisReport, CalmNodeHasNoStepsAndNoRoles) {
   EXPECT_NE(report::render_diagnosis_json(*s, {}).find(R"("cgroups":[],"cgroup_scopes_judged":1)"), std::string::npos);
 }
 
+// A snapshot whose breaking verdict holds a process at its map-count wall and a kill at a
+// limited parent's limit.
+std::shared_ptr<Snapshot> breaking_snapshot() {
+  auto s = std::make_shared<Snapshot>();
+  s->taken_at = test::at(100);
+  BreakingVerdict v;
+  v.level = VerdictLevel::kCritical;
+  v.oom_window_seconds = 300;
+  BreakingItem maps;
+  maps.kind = breaking_kind::kMapAreas;
+  maps.level = VerdictLevel::kCritical;
+  maps.subject = "pid 4242 (zig-test)";
+  maps.pid = 4242;
+  maps.comm = "zig-test";
+  maps.cgroup = "/jobs/zig";
+  maps.value = 65530;
+  maps.limit = 65530;
+  maps.ratio = 1.0;
+  maps.explanation = "pid 4242 (zig-test) holds 65,530 of 65,530 map areas (vm.max_map_count): any mmap fails.";
+  BreakingItem kill;
+  kill.kind = breaking_kind::kOomKill;
+  kill.level = VerdictLevel::kHigh;
+  kill.subject = "/jobs";
+  kill.cgroup = "/jobs/g";
+  kill.value = 1;
+  kill.limit = 512.0 * test::kMiB;
+  kill.source = oom_killer::kKernel;
+  kill.counted_by = "ebpf";
+  kill.explanation = "the kernel's OOM killer killed 1 task in /jobs/g at the 512MiB limit of /jobs (an ancestor).";
+  v.items = {maps, kill};
+  s->derived.breaking = v;
+  return s;
+}
+
+TEST(DiagnosisReport, BreakingInJsonTextNextStepsAndSeries) {
+  const auto s = breaking_snapshot();
+  const std::string json = report::render_diagnosis_json(*s, {});
+  // JSON spelled with ' for ", so the expectations read as the output does.
+  const auto q = [](std::string text) {
+    for (char& c : text) c = c == '\'' ? '"' : c;
+    return text;
+  };
+  for (const std::string& expected : {
+           q("'breaking':{'level':{'name':'critical','value':4},'oom_window_seconds':300,'items':["
+             "{'kind':'map_areas','level':'critical','subject':'pid 4242 (zig-test)','pid':4242,'comm':'zig-test',"
+             "'cgroup':'/jobs/zig','value':65530,'limit':65530,'ratio':1,'source':'','counted_by':'',"
+             "'explanation':'pid 4242 (zig-test) holds 65,530 of 65,530 map areas"),
+           q("{'kind':'oom_kill','level':'high','subject':'/jobs','pid':null,'comm':'','cgroup':'/jobs/g',"
+             "'value':1,'limit':536870912,'source':'kernel','counted_by':'ebpf',"),
+           q("'dropped_items':0}"),
+       }) {
+    EXPECT_NE(json.find(expected), std::string::npos) << expected << "\n" << json;
+  }
+
+  const std::string text = report::render_diagnosis_text(*s, {});
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 80u) << line;
+  for (const char* expected :
+       {"ABOUT TO BREAK: CRITICAL\n  - critical, map_areas: pid 4242 (zig-test) holds 65,530 of 65,530 map",
+        "  - high, oom_kill: the kernel's OOM killer killed 1 task in /jobs/g at the",
+        "NEXT STEPS\n  - pid 4242 (zig-test) is at 65530 of 65530 map areas: raise"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+  std::string flat;  // the text unfolded: one space for every run of blanks and line breaks
+  for (char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (!blank || (!flat.empty() && flat.back() != ' ')) flat += blank ? ' ' : c;
+  }
+  for (const char* expected :
+       {"raise vm.max_map_count (sysctl -w vm.max_map_count=262120;",
+        "The kernel OOM-killed 1 task(s) in /jobs/g at the 512MiB limit of /jobs: raise that limit or shrink what "
+        "runs in it."}) {
+    EXPECT_NE(flat.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+
+  SnapshotStore store(1);
+  store.publish(s);
+  prom::SnapshotCollector collector(store, prom::BuildInfo{"1", "r", "c"});
+  std::string body;
+  collector.render_text(body);
+  for (const char* expected : {
+           "memdiag_breaking_level 4\n",
+           "memdiag_breaking_state{level=\"critical\"} 1\n",
+           "memdiag_breaking_items{kind=\"map_areas\"} 1\n",
+           "memdiag_breaking_items{kind=\"cgroup_limit\"} 0\n",
+           "memdiag_breaking_kind_level{kind=\"oom_kill\"} 3\n",
+           "memdiag_breaking_item_level{kind=\"map_areas\",subject=\"pid 4242 (zig-test)\"} 4\n",
+           "memdiag_breaking_item_level{kind=\"oom_kill\",subject=\"/jobs\"} 3\n",
+       }) {
+    EXPECT_NE(body.find(expected), std::string::npos) << expected;
+  }
+}
+
 TEST(PressureMetrics, TheScopesLevelAndItsMembersRoles) {
   SnapshotStore store(1);
   store.publish(judged(20));

@@ -63,6 +63,8 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   c.stat = {{"anon", 300 + k, false}, {"workingset_refault_file", 77, true}};
   c.pressure = PsiResource{PsiLine{0.5, 0.25, 0.125, 12345 + k}, PsiLine{0.1, 0.1, 0.1, 99}};
   c.notifications = CgroupNotifications{false, {1, 2, 3}, 4};
+  c.oomd_user_kills = 2;
+  c.oomd_trusted_kills = 1 + k;
   CgroupSample leaf;
   leaf.path = "/kubepods.slice/pod-a/c1";
   cg.cgroups = {c, leaf};
@@ -91,6 +93,7 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   stall.stall.record(4000);
   rs.cgroups = {stall};
   rs.oom_victims = {CgroupOomVictims{"/x", 3}};
+  rs.recent_oom_victims = {OomVictim{7 + k, 4242, "python3", "/x"}, OomVictim{8 + k, -1, "", ""}};
   rs.dropped_cgroups = 1;
   rs.dropped_events = 2;
   rs.unresolved_ids = 3;
@@ -130,7 +133,7 @@ std::shared_ptr<Snapshot> full_snapshot(std::uint64_t k) {
   canary.node.last_psi_full_avg10 = 12.5;
   canary.node_cgroup = "/system.slice/memdiagd.service";
   canary.node_running = true;
-  canary.allocator = CanaryAllocatorStats{1, 2, 3, 4, 5, 6, 7};
+  canary.allocator = CanaryAllocatorStats{1, 2, 3, 4, 5, 6, 7, 64 << 20};
   CgroupCanaryReading cr;
   cr.cgroup = "/jobs";
   cr.running = true;
@@ -326,7 +329,7 @@ TEST(Recording, OtherVersionsTimeGoingBackAndTrailingBytesAreRefused) {
   append_varint(other, kFormatVersion + 1);
   auto version = decode_recording(other);
   ASSERT_FALSE(version.ok());
-  EXPECT_NE(version.error().message.find("format version 4; this memdiagd reads versions 1 to 3"), std::string::npos)
+  EXPECT_NE(version.error().message.find("format version 5; this memdiagd reads versions 1 to 4"), std::string::npos)
       << version.error().message;
   std::string zero(kMagic);
   append_varint(zero, 0);

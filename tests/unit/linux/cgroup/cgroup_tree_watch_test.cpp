@@ -4,17 +4,21 @@
 // kept descriptor fails with ENODEV.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "probes/linux/cgroup/cgroup_file_cache.hpp"
 #include "probes/linux/cgroup/cgroup_id_map.hpp"
 #include "probes/linux/cgroup/cgroup_tree_watch.hpp"
+#include "probes/linux/cgroup/oomd_marks.hpp"
 
 namespace memdiag {
 namespace {
@@ -252,6 +256,53 @@ TEST_F(RealV1Cgroup, KernfsNotifiesCgroupCreationAndRemoval) {
   ASSERT_EQ(::rmdir((root_ + "/child/grandchild").c_str()), 0);
   EXPECT_EQ(paths_of(tree.cgroups(root_, options)), (std::vector<std::string>{"/+", "/child"}));
   EXPECT_EQ(tree.walks(), 4u);
+}
+
+// Userspace OOM killers' marks: v1 cgroupfs takes user.* and trusted.* attributes (as root),
+// setting one is an IN_ATTRIB on the cgroup's directory, not a change of the tree, and the
+// marks read back as the kills they count.
+TEST_F(RealV1Cgroup, OomdMarksAreReadAndTheirChangeIsSeenWithoutAWalk) {
+  ASSERT_EQ(::mkdir((root_ + "/child").c_str(), 0755), 0);
+  const std::string child = root_ + "/child";
+  CgroupTreeWatch tree;
+  CgroupDiscoveryOptions options;
+  EXPECT_EQ(tree.cgroups(root_, options).size(), 2u);
+  const std::uint64_t walks = tree.walks();
+  EXPECT_EQ(tree.cgroups(root_, options).size(), 2u);
+  EXPECT_FALSE(tree.attributes_may_have_changed(child, walks));
+  CgroupSample none;
+  read_oomd_marks(child, none);
+  EXPECT_FALSE(none.oomd_user_kills);
+  EXPECT_FALSE(none.oomd_trusted_kills);
+
+  ASSERT_EQ(::setxattr(child.c_str(), "user.oomd_ooms", "1", 1, 0), 0) << std::strerror(errno);
+  EXPECT_EQ(tree.cgroups(root_, options).size(), 2u);
+  EXPECT_EQ(tree.walks(), walks) << "an attribute is no tree change";
+  EXPECT_TRUE(tree.attributes_may_have_changed(child, walks));
+  EXPECT_FALSE(tree.attributes_may_have_changed(root_, walks));
+  CgroupSample marks;
+  read_oomd_marks(child, marks);
+  EXPECT_EQ(marks.oomd_user_kills, 1u);  // a kill begun: the action counts until oomd_kill is written
+
+  ASSERT_EQ(::setxattr(child.c_str(), "user.oomd_kill", "3", 1, 0), 0);
+  ASSERT_EQ(::setxattr(child.c_str(), "trusted.oomd_kill", "2\n", 2, 0), 0);
+  EXPECT_EQ(tree.cgroups(root_, options).size(), 2u);
+  EXPECT_TRUE(tree.attributes_may_have_changed(child, walks));
+  read_oomd_marks(child, marks);
+  EXPECT_EQ(marks.oomd_user_kills, 3u);  // the processes killed
+  EXPECT_EQ(marks.oomd_trusted_kills, 2u);
+  EXPECT_EQ(tree.cgroups(root_, options).size(), 2u);
+  EXPECT_FALSE(tree.attributes_may_have_changed(child, walks)) << "only since the last call";
+}
+
+TEST(OomdMarks, ParsesTheCountsBothKillersWrite) {
+  EXPECT_EQ(parse_oomd_mark("12"), 12u);
+  EXPECT_EQ(parse_oomd_mark(std::string_view("7\0", 2)), 7u);
+  EXPECT_EQ(parse_oomd_mark("7\n"), 7u);
+  EXPECT_FALSE(parse_oomd_mark(""));
+  EXPECT_FALSE(parse_oomd_mark("-1"));
+  EXPECT_FALSE(parse_oomd_mark("1x"));
+  EXPECT_FALSE(parse_oomd_mark("99999999999999999999"));
 }
 
 TEST_F(RealV1Cgroup, KeptDescriptorOfARemovedCgroupSaysGone) {
