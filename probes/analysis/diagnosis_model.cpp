@@ -123,17 +123,20 @@ void DiagnosisModel::settle_roles(StallVerdict& verdict, ScopeAnalysis& analysis
     peak = {};
     return;
   }
-  // Easing: the level is held (or kept by the long window's share) while tasks no longer wait
-  // now; what is said is what set the level.
+  // Easing: the level is held (by the hold, or the long window's share) while tasks no longer
+  // wait now; what is said then is what set it. While they still wait, the roles are this
+  // sample's, and they refresh the evidence kept: the highest level's reasons, the newest roles
+  // (a process scan may name the cause a few samples after the level rose).
   const bool waiting_now = waiting_noticeably(verdict.figures, settings_.stall).value_or(true);
-  const bool easing = verdict.level > verdict.instant_level || !waiting_now;
-  if (easing && peak.level >= verdict.level) {
-    analysis.easing = true;
-    verdict.reasons = peak.reasons;
-    analysis.members = peak.members;
-    analysis.processes = peak.processes;
-    analysis.similar_members = peak.similar_members;
-    analysis.unattributed_contributes = peak.unattributed_contributes;
+  if (!waiting_now) {
+    if (peak.level != VerdictLevel::kNone) {
+      analysis.easing = true;
+      verdict.reasons = peak.reasons;
+      analysis.members = peak.members;
+      analysis.processes = peak.processes;
+      analysis.similar_members = peak.similar_members;
+      analysis.unattributed_contributes = peak.unattributed_contributes;
+    }
     return;
   }
   analysis.members = std::move(ranked.members);
@@ -143,9 +146,15 @@ void DiagnosisModel::settle_roles(StallVerdict& verdict, ScopeAnalysis& analysis
     analysis.processes =
         rank_processes(*scan, ScopeTotals{cgroup, whole}, verdict.level, process_growth_, settings_.roles);
   }
-  if (!easing && verdict.instant_level == verdict.level) {
-    peak = Evidence{verdict.level, verdict.reasons, analysis.members, analysis.processes, analysis.similar_members,
-                    analysis.unattributed_contributes};
+  if (verdict.instant_level >= peak.level && verdict.instant_level != VerdictLevel::kNone) {
+    peak.level = verdict.instant_level;
+    peak.reasons = verdict.reasons;
+  }
+  if (!analysis.members.empty() || !analysis.processes.empty()) {
+    peak.members = analysis.members;
+    peak.processes = analysis.processes;
+    peak.similar_members = analysis.similar_members;
+    peak.unattributed_contributes = analysis.unattributed_contributes;
   }
 }
 

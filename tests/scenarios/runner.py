@@ -165,6 +165,9 @@ def breaking_items(doc, lab):
     out = []
     for it in b.get("items") or []:
         item = dict(it)
+        # An OOM kill's or a limit's item names its scope as its subject.
+        if not item.get("scope") and item.get("kind") in ("oom_kill", "cgroup_limit"):
+            item["scope"] = item.get("subject")
         for k in ("cgroup", "scope"):
             item[k] = lab.logical(item.get(k))
         if item.get("pid") is not None:

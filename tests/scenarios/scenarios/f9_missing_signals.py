@@ -22,8 +22,10 @@ def start(lab):
 
 PHASES = [("settle", 6, start), ("observe", 12, None)]
 
+# /thr2 is the yardstick: its own PSI, sustained, reads medium or high on a loaded two-core
+# machine (two thrashers side by side); /thr, without PSI, must not read less than high.
 EXPECT = [
-    level_at_least("/thr2", "high"),
+    level_at_least("/thr2", "medium"),
     level_at_least("/thr", "high"),
     eventually(check("/thr", "confidence", "==", "lower_bound")),
     eventually(check("/thr", "missing_signals", "nonempty")),
