@@ -23,8 +23,9 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
                  const ScopeAnalysis& analysis, bool cgroup) {
   if (stall.level == VerdictLevel::kNone) return;
   const std::string where = cgroup ? "cgroup " + std::string(scope) : std::string("the node");
-  if (!analysis.short_of_memory) {
-    // Not its stall: the cgroups at their limits have steps of their own.
+  if (!analysis.short_of_memory && !analysis.easing) {
+    // Not its stall: the cgroups at their limits have steps of their own. (Easing, the steps are
+    // those of the moment that set the level, short then.)
     if (!cgroup && analysis.cgroups_at_limit > 0) {
       out.push_back("The node is not short of memory: " + std::to_string(analysis.cgroups_at_limit) +
                     " cgroup(s) stall at their own limits; see their steps, nothing node-wide needs stopping.");
@@ -82,9 +83,11 @@ void scope_steps(std::vector<std::string>& out, std::string_view scope, const St
     out.push_back(step + "; stopping it frees about " + bytes(p.relief_bytes) + " of RAM.");
   }
   if (cgroup) {
-    out.push_back("Raise the memory limit of " + std::string(scope) +
+    out.push_back((analysis.easing ? "The pressure eased; if it comes back: raise the memory limit of "
+                                   : "Raise the memory limit of ") +
+                  std::string(scope) +
                   " (memory.max, or memory.limit_in_bytes on cgroup v1; for a pod, its resources.limits.memory) or "
-                  "lower what runs in it: it is short of memory at its own limit.");
+                  "lower what runs in it: it " + (analysis.easing ? "was" : "is") + " short of memory at its own limit.");
   }
   if (has_reason(stall.reasons, stall_reason::kDirectReclaim)) {
     out.push_back("See which tasks reclaim directly: bpftrace -e 'tracepoint:vmscan:mm_vmscan_direct_reclaim_begin "

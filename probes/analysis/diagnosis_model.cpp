@@ -150,11 +150,22 @@ void DiagnosisModel::settle_roles(StallVerdict& verdict, ScopeAnalysis& analysis
     peak.level = verdict.instant_level;
     peak.reasons = verdict.reasons;
   }
-  if (!analysis.members.empty() || !analysis.processes.empty()) {
+  const auto names_someone = [](const std::vector<ScopeMember>& members, const std::vector<ScopeProcess>& processes) {
+    return !processes.empty() || std::any_of(members.begin(), members.end(), [](const ScopeMember& m) {
+             return m.role == PressureRole::kContributor;
+           });
+  };
+  if (names_someone(analysis.members, analysis.processes)) {
     peak.members = analysis.members;
     peak.processes = analysis.processes;
     peak.similar_members = analysis.similar_members;
     peak.unattributed_contributes = analysis.unattributed_contributes;
+  } else if (names_someone(peak.members, peak.processes)) {
+    // The cause is gone (exited, OOM-killed) while the others still wait: it is still the cause.
+    analysis.members = peak.members;
+    analysis.processes = peak.processes;
+    analysis.similar_members = peak.similar_members;
+    analysis.unattributed_contributes = peak.unattributed_contributes;
   }
 }
 
