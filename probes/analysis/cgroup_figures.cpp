@@ -7,6 +7,7 @@
 
 #include "probes/analysis/saturating.hpp"
 #include "probes/analysis/snapshot_window.hpp"
+#include "probes/core/cgroup_path.hpp"
 #include "probes/core/stall_kind.hpp"
 
 namespace memdiag::analysis {
@@ -43,14 +44,6 @@ std::optional<double> oom_kills(const CgroupSample& c) {
   return kills ? std::optional<double>(static_cast<double>(*kills)) : std::nullopt;
 }
 
-// The parent of "/a/b" is "/a", of "/a" is "/"; "/" has none.
-std::optional<std::string_view> parent_of(std::string_view path) {
-  if (path.size() <= 1) return std::nullopt;
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
-}
-
 // eBPF stall seconds of each cgroup's subtree, by cause: direct reclaim, reclaim at a memcg
 // limit (memcg + soft limit), compaction. Cumulative, so one snapshot's sums are a counter.
 using SubtreeStall = std::array<double, 3>;
@@ -67,8 +60,8 @@ std::unordered_map<std::string_view, SubtreeStall> subtree_stalls(const Snapshot
       default: continue;  // throttling is writeback's wait, not reclaim's
     }
     const double seconds = static_cast<double>(entry.stall.sum_ns) / 1e9;
-    for (std::optional<std::string_view> at = std::string_view(entry.cgroup); at; at = parent_of(*at)) {
-      sums[*at][cause] += seconds;
+    for (std::string_view at = entry.cgroup; !at.empty(); at = parent_cgroup(at)) {
+      sums[at][cause] += seconds;
     }
   }
   return sums;
@@ -78,8 +71,8 @@ std::unordered_map<std::string_view, std::uint64_t> subtree_unbacked(const Snaps
   std::unordered_map<std::string_view, std::uint64_t> sums;
   if (!s.processes) return sums;
   for (const CgroupProcessTotals& totals : s.processes->cgroups) {
-    for (std::optional<std::string_view> at = std::string_view(totals.cgroup); at; at = parent_of(*at)) {
-      sums[*at] += totals.unbacked_promise_bytes;
+    for (std::string_view at = totals.cgroup; !at.empty(); at = parent_cgroup(at)) {
+      sums[at] += totals.unbacked_promise_bytes;
     }
   }
   return sums;

@@ -7,17 +7,11 @@
 #include "probes/analysis/oom_attribution.hpp"
 #include "probes/analysis/snapshot_window.hpp"
 #include "probes/analysis/verdict_evidence.hpp"
+#include "probes/core/cgroup_path.hpp"
 
 namespace memdiag::analysis {
 
 namespace {
-
-std::string_view parent_path(std::string_view path) {
-  if (path.size() <= 1) return {};
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {};
-  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
-}
 
 std::size_t depth_of(std::string_view path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
@@ -253,14 +247,14 @@ std::vector<VerdictTransition> DiagnosisModel::assess(Snapshot& current, const s
                                                           settings_.stall.hold);
     if (scope.stall.level == VerdictLevel::kNone) continue;
     ++cgroups_at_limit;
-    for (auto at = parent_path(scope.cgroup); !at.empty(); at = parent_path(at)) {
+    for (auto at = parent_cgroup(scope.cgroup); !at.empty(); at = parent_cgroup(at)) {
       if (const auto it = scope_at.find(at); it != scope_at.end()) ++inner_stalling[it->second];
     }
   }
   std::vector<MemberFigures> node_members;
   for (const CgroupFigures& f : figures) {
     if (f.sample->leaf && f.sample->path != "/") node_members.push_back(member_of(f));
-    if (const auto it = scope_at.find(parent_path(f.sample->path)); it != scope_at.end()) {
+    if (const auto it = scope_at.find(parent_cgroup(f.sample->path)); it != scope_at.end()) {
       scope_members[it->second].push_back(member_of(f));
     }
   }

@@ -4,16 +4,11 @@
 #include <map>
 #include <unordered_map>
 
+#include "probes/core/cgroup_path.hpp"
+
 namespace memdiag::analysis {
 
 namespace {
-
-std::string_view parent_of(std::string_view path) {
-  if (path.size() <= 1) return {};
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {};
-  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
-}
 
 const CgroupSample* find_cgroup(const Snapshot& snapshot, std::string_view path) {
   if (!snapshot.cgroups) return nullptr;
@@ -121,7 +116,7 @@ std::vector<Counted> cgroup_counter_kills(const CgroupSection& now, const Snapsh
     if (hierarchical) {
       std::uint64_t children = 0;
       for (const auto& [other, other_g] : grown) {
-        if (other != path && parent_of(other) == path) children += other_g;
+        if (other != path && parent_cgroup(other) == path) children += other_g;
       }
       own = g > children ? g - children : 0;
     }
@@ -135,7 +130,7 @@ std::vector<Counted> cgroup_counter_kills(const CgroupSection& now, const Snapsh
 std::string oom_scope_of(std::string_view victim_cgroup, const Snapshot& current, const Snapshot& start,
                          const OomAttributionSettings& settings) {
   bool seen = false;  // the victim's cgroup or an ancestor below the root, in either snapshot
-  for (std::string_view path = victim_cgroup; !path.empty(); path = parent_of(path)) {
+  for (std::string_view path = victim_cgroup; !path.empty(); path = parent_cgroup(path)) {
     const CgroupSample* now = find_cgroup(current, path);
     const CgroupSample* before = find_cgroup(start, path);
     if (path != "/" && (now || before)) seen = true;

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "probes/core/cgroup_path.hpp"
+
 namespace memdiag::analysis {
 namespace {
 
@@ -22,13 +24,6 @@ std::size_t innermost_at_or_above(std::string_view path,
   }
 }
 
-std::string_view parent_path(std::string_view path) {
-  if (path.size() <= 1) return {};
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {};
-  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
-}
-
 }  // namespace
 
 PromiseCapping cap_promises(const std::vector<CgroupLimit>& limits, const std::vector<CgroupProcessTotals>& cgroups,
@@ -42,7 +37,7 @@ PromiseCapping cap_promises(const std::vector<CgroupLimit>& limits, const std::v
 
   std::vector<std::size_t> parent(n, kNone);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string_view above = parent_path(limits[i].path);
+    const std::string_view above = parent_cgroup(limits[i].path);
     if (!above.empty()) parent[i] = innermost_at_or_above(above, index);
   }
 

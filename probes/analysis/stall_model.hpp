@@ -9,7 +9,7 @@
 // but gone. Each reason carries its number and the threshold it reached.
 //
 // Severity follows the time lost (stall_persistence.hpp): the window's share alone makes at
-// most medium (a burst); a stall present through the last `sustain` (at least three sample
+// most low (a burst: a cgroup writing back its dirty cache at its limit makes them all day); a stall present through the last `sustain` (at least three sample
 // intervals) reaches the level of its share, and so does the share of the longer `long_window`
 // (recurring bursts). A sustained stall reaches its level within ~3 s at the default sampling.
 // Stall time sets the level; the causes (direct reclaim, memcg limit, compaction) say why and
@@ -25,9 +25,10 @@
 // a stall that pauses for a second does not flap the level, and after the pressure ends the
 // level is none within window + hold (12 s).
 //
-// Defaults, and why (README "Stall verdict"): PSI some 5/10/30/60 % (psi-notify warns at some
-// avg10 10 %), full 1/5/20/60 % (lmkd: full 700 ms in 1 s is critical; systemd-oomd kills at full
-// avg10 60 % held 30 s, which must be critical here well before); eBPF stall seconds per second
+// Defaults, and why (docs/diagnosis.md): PSI some 5/10/30/60 % (psi-notify warns at some
+// avg10 10 %), full 5/10/20/60 % (low and medium as some's: one busy task makes full equal
+// some; lmkd: full 700 ms in 1 s is critical; systemd-oomd kills at full avg10 60 % held 30 s,
+// which must be critical here well before); eBPF stall seconds per second
 // on the same scale as PSI some (the same quantity where several tasks stall at once, larger);
 // refaults over the file cache 10/30/100 % (lmkd's thrashing limit is 100 %, 30 % on small
 // devices), at most medium on their own, and only from 256 refaults a second (1 MiB/s of 4 KiB
@@ -65,7 +66,7 @@ struct StallThresholds {
   std::chrono::milliseconds sustain{2000};
   std::chrono::milliseconds long_window{10000};
   LevelThresholds psi_some{0.05, 0.10, 0.30, 0.60};
-  LevelThresholds psi_full{0.01, 0.05, 0.20, 0.60};
+  LevelThresholds psi_full{0.05, 0.10, 0.20, 0.60};
   LevelThresholds stall_seconds_per_second{0.05, 0.10, 0.30, 0.60};  // eBPF, per kind and in all
   LevelThresholds refault_ratio{0.10, 0.30, 1.00, 1e300};
   // Below this many file refaults a second the refault ratio is 0: a trickle is not thrashing,
@@ -86,7 +87,7 @@ struct StallThresholds {
 
 // The most a stall measure makes of a verdict from its window's share alone, without having
 // lasted (a burst): worth saying, not paging for.
-inline constexpr VerdictLevel kBriefStallLevelCap = VerdictLevel::kMedium;
+inline constexpr VerdictLevel kBriefStallLevelCap = VerdictLevel::kLow;
 
 // The reasons and the instant level (level too) of a verdict whose figures are filled: the
 // judgement shared by the node and every cgroup scope. Stall time (PSI, or eBPF without PSI)

@@ -11,7 +11,7 @@
 // - long: the share of the longer window (10 s), once a whole one is seen: recurring bursts read
 //   by the time they take. After a sustained stall ends it eases over that window.
 // The stall model gives a stall the highest of the levels of these two, and of the window's
-// share capped at medium (a burst is worth saying, not paging for). A sustained stall reaches
+// share capped at low (a burst is worth saying, not paging for). A sustained stall reaches
 // its level after `sustain` plus up to one sample interval (3 s at the default 1 s sampling).
 #pragma once
 

@@ -12,7 +12,8 @@ distinct loopback ports, each its own `instance`, with the shipped alert and rec
 Checked against Prometheus' answers: "which nodes stall" (the fleet dashboard's panel) returns
 exactly the stalling node; every query of memdiag-fleet.json returns data with the labels it
 shows, the per-node panels one series per node that has the data (EXPECTED); the workloads it
-names across nodes are the fixture's contributors and victim, by pod UID and unit; every
+names across nodes are the fixture's contributors (the node's covering set, the pod's
+container) and victim, by pod UID and unit; every
 recording rule produces series and evaluates without error; the queries the single-node test
 (test_prometheus.py) cannot give data (ONLY_WHILE: roles, forecasts) return data for the
 stalling node here; and the stall alert is pending on it with its reason as a label.
@@ -38,8 +39,9 @@ class FleetStallingTree(StallingTree):
     """StallingTree, and every 100 ms also: the node's meminfo (MemAvailable from 16 GiB down
     64 MiB/s as AnonPages grows as much, Committed_AS 40 GiB: more promised than can be supplied,
     drawn at that rate), and a burstable pod and its container (limits raised to 8 GiB) whose
-    memory PSI rises (some 40 %) and usage grows 64 MiB/s from 1 GiB. Rewritten in place at a
-    fixed length, as the daemon rereads its open files from offset 0."""
+    memory PSI rises (some 40 %), usage grows 64 MiB/s from 1 GiB and the pod's limit is hit
+    (memory.events max, 50 a second): a cgroup stalling at its own limit, whose stall is its own.
+    Rewritten in place at a fixed length, as the daemon rereads its open files from offset 0."""
     POD = ("kubepods.slice/kubepods-burstable.slice/"
            "kubepods-burstable-pod6f1c2a4e_8b3d_4c2e_9f10_1234567890ab.slice")
     CONTAINER = POD + "/cri-containerd-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9.scope"
@@ -69,6 +71,8 @@ class FleetStallingTree(StallingTree):
             self.put(os.path.join(cgroups, scope, "memory.pressure"),
                      self.psi(99000000 + int(seconds * 0.4e6), 66000000 + int(seconds * 0.1e6)), create)
             self.put(os.path.join(cgroups, scope, "memory.current"), "%012d\n" % (GiB + drawn), create)
+        self.put(os.path.join(cgroups, self.POD, "memory.events"),
+                 "low 0\nhigh 12\nmax %012d\noom 3\noom_kill 1\noom_group_kill 0\n" % (340 + int(seconds * 50)), create)
 
 
 # The fleet panels showing one series per node (legend {{instance}}): which nodes must be there.
@@ -199,10 +203,11 @@ class FleetOfThreeDaemons(unittest.TestCase):
             start = "Workloads contributing: on how many" if role == "contributor" else "Victims"
             expr = next(expr for title, _, expr in targets if title.startswith(start))
             return {s["metric"]["workload"]: float(s["value"][1]) for s in query(port, expr)}
+        # The node, short of memory, names the smallest set whose relief covers its shortfall,
+        # largest first: the markup unit (the other 1 GB holder is "similar"); the burstable pod,
+        # at its own limit, names its container.
         contributors = workloads("contributor")
-        for workload in ("pod/" + FleetStallingTree.POD_UID, "pod/11111111-2222-3333-4444-555555555555",
-                         "unit/system.slice"):
-            self.assertEqual(contributors.get(workload), 1, (workload, contributors))
+        self.assertEqual(contributors, {"unit/system.slice": 1, "pod/" + FleetStallingTree.POD_UID: 1}, contributors)
         self.assertEqual(workloads("victim").get("pod/0d2c9e7a-1111-2222-3333-444455556666"), 1)
         table = query(port, 'memdiag:cgroup_contribution_ratio:workload{instance="%s"}' % stalling.address)
         self.assertIn(("contributor", "/system.slice/" + MARKUP_CGROUP, "node"),

@@ -212,7 +212,7 @@ class StallingTree:
     the time), pgscan_direct and workingset_refault_file, and one small container's
     memory.pressure (some 30 %), which makes it a victim. The daemon keeps these files open and
     reads them again from offset 0, so they are rewritten in place at a fixed length. A copy of a
-    1 GB container under a name made of markup joins the contributors."""
+    1 GB container under a name made of markup, holding a little more, is the first contributor."""
     VICTIM = ("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0d2c9e7a_1111_2222_3333_444455556666.slice/"
               "cri-containerd-ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100.scope")
     HOLDER = ("kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice/"
@@ -229,7 +229,16 @@ class StallingTree:
             else:
                 shutil.copy(source, target)
         cgroups = os.path.join(root, "sys", "fs", "cgroup")
-        shutil.copytree(os.path.join(cgroups, self.HOLDER), os.path.join(cgroups, "system.slice", MARKUP_CGROUP))
+        markup = os.path.join(cgroups, "system.slice", MARKUP_CGROUP)
+        shutil.copytree(os.path.join(cgroups, self.HOLDER), markup)
+        # Holding a little more than the holder it copies, it is the node's first contributor (the
+        # smallest set whose relief covers the shortfall starts with the largest), so the page
+        # must show its name, markup and all, as text.
+        with open(os.path.join(markup, "memory.stat")) as f:
+            stat = f.read()
+        assert "\nanon 1000000000\n" in "\n" + stat, stat
+        with open(os.path.join(markup, "memory.stat"), "w") as f:
+            f.write(("\n" + stat).replace("\nanon 1000000000\n", "\nanon 1100000000\n")[1:])
         self.node_psi = os.path.join(root, "proc", "pressure", "memory")
         self.victim_psi = os.path.join(cgroups, self.VICTIM, "memory.pressure")
         self.vmstat = os.path.join(root, "proc", "vmstat")

@@ -274,7 +274,8 @@ TEST(DiagnosisModel, AMemcgStallNamesItsScopeContributorAndVictims) {
   EXPECT_EQ(kept[20]->derived.stall->level, VerdictLevel::kNone);
   EXPECT_TRUE(kept[20]->derived.node_scope->members.empty());
 
-  // Rises at once (medium at t=11, a burst so far; high at t=13, three seconds of it: sustained),
+  // Rises at once (medium at t=11, the long window's share of a 45 % stall; high at t=13, three
+  // seconds of it: sustained),
   // falls back to none once: the stall ends at t=30, its share of the 10 s long window eases
   // (high until t=33, medium until 37, low at 38; the refaults still in the thrashing window are
   // no thrashing once nobody waits), and the 10 s hold holds each level: none 19 s after the end.

@@ -130,24 +130,26 @@ TEST(StallModel, PsiOverTheWindowSetsTheLevelWithItsNumber) {
 TEST(StallModel, RisesAtOnceAndReachesTheSustainedLevelWithin3s) {
   analysis::StallModel model;
   // Calm for 20 s, then 50 % stalled from second 20 on: the sample at 21 s already shows it (a
-  // burst so far: medium at most); three seconds in it has lasted, and is high.
+  // burst so far: low at most); three seconds in it has lasted, and is high.
   const auto verdicts = run(model, psi_run(24, 0.5, 0, 20));
   EXPECT_EQ(verdicts[20].level, VerdictLevel::kNone);
-  EXPECT_EQ(verdicts[21].level, VerdictLevel::kMedium) << "one second into the stall";
-  EXPECT_EQ(verdicts[22].level, VerdictLevel::kMedium) << "two seconds: not yet sustained";
+  EXPECT_EQ(verdicts[21].level, VerdictLevel::kLow) << "one second into the stall";
+  EXPECT_EQ(verdicts[22].level, VerdictLevel::kMedium)
+      << "two seconds: not yet sustained; 1 s of stall in the long window's 10 s is medium by itself";
   EXPECT_EQ(verdicts[23].level, VerdictLevel::kHigh) << "three sample intervals of stall: sustained";
   EXPECT_NEAR(reason(verdicts[23], stall_reason::kStallTime)->value, 0.5, 1e-9);
 }
 
 // Severity by time lost: half a second of full stall (a single task reclaiming on a quiet node)
-// is 25 % of the window, high by PSI full's thresholds, but a burst: medium at most. Bursts of
-// half a second every 5 s read by their share of the long window: 10 % full, medium.
-TEST(StallModel, ABriefBurstIsMediumAtMostAndRecurringBurstsReadByTheirShare) {
+// is 25 % of the window, high by PSI full's thresholds, but a burst: the window makes it low at
+// most, and so does its share of the long window (5 % full). Bursts of half a second every 5 s
+// read by their share of the long window: 10 % full, medium.
+TEST(StallModel, ABriefBurstIsLowAndRecurringBurstsReadByTheirShare) {
   analysis::StallModel one;
   const auto burst = run(one, psi_run(20, 0.5, 0.5, 15, 16));
   VerdictLevel highest = VerdictLevel::kNone;
   for (const auto& v : burst) highest = std::max(highest, v.instant_level);
-  EXPECT_EQ(highest, VerdictLevel::kMedium);
+  EXPECT_EQ(highest, VerdictLevel::kLow);
 
   analysis::StallModel recurring;
   std::vector<Sample> samples;
@@ -173,7 +175,7 @@ TEST(StallModel, FallsOnlyAfterTheHoldAndEasesOverTheLongWindow) {
   auto samples = psi_run(40, 0.5, 0, 0, 10);
   for (std::size_t t = 6; t < samples.size(); ++t) *samples[t].psi_some_us -= 500000;  // second 6 had none
   const auto verdicts = run(model, samples);
-  EXPECT_EQ(verdicts[2].level, VerdictLevel::kMedium) << "not yet sustained";
+  EXPECT_EQ(verdicts[2].level, VerdictLevel::kLow) << "not yet sustained";
   for (int t = 3; t <= 10; ++t) EXPECT_EQ(verdicts[t].level, VerdictLevel::kHigh) << t << " s: no flap on the pause";
   int none_at = -1, instant_none_at = -1;
   for (int t = 11; t < 41; ++t) {
