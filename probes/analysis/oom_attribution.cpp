@@ -102,13 +102,21 @@ std::vector<Counted> ebpf_kills(const ReclaimStallSection& now, const ReclaimSta
 // explain.
 std::vector<Counted> cgroup_counter_kills(const CgroupSection& now, const Snapshot& start) {
   const bool hierarchical = now.mode == "v2";
+  // The start's cgroups by path, once: a lookup per cgroup of a node with hundreds of them.
+  std::unordered_map<std::string_view, const CgroupSample*> then;
+  if (start.cgroups) {
+    then.reserve(start.cgroups->cgroups.size());
+    for (const CgroupSample& c : start.cgroups->cgroups) then.emplace(c.path, &c);
+  }
   std::map<std::string_view, std::uint64_t> grown;  // path -> growth of its oom_kill count
   for (const CgroupSample& c : now.cgroups) {
-    const CgroupSample* before = find_cgroup(start, c.path);
-    if (!before) continue;
-    if (const auto g = growth(event(*before, CgroupEvent::kOomKill), event(c, CgroupEvent::kOomKill))) {
-      grown[c.path] = *g;
-    }
+    const auto found = then.find(c.path);
+    if (found == then.end()) continue;
+    const CgroupSample* before = found->second;
+    // Only a counter that moved: the rest cannot have killed anyone in the window.
+    const auto g = growth(event(*before, CgroupEvent::kOomKill), event(c, CgroupEvent::kOomKill));
+    if (!g || *g == 0) continue;
+    grown[c.path] = *g;
   }
   std::vector<Counted> out;
   for (const auto& [path, g] : grown) {
@@ -206,6 +214,7 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
   // for (systemd-oomd and oomd kill on pressure or swap, not at a limit).
   if (current.cgroups) {
     for (const CgroupSample& c : current.cgroups->cgroups) {
+      if (!c.oomd_trusted_kills && !c.oomd_user_kills) continue;  // never marked: nothing to look up
       const CgroupSample* before = find_cgroup(start, c.path);
       if (!before) continue;
       const auto mark = [&](std::optional<std::uint64_t> CgroupSample::*field) -> std::uint64_t {
