@@ -81,7 +81,7 @@ struct ProcessSection {
   double threshold_ratio = 0;        // the configured threshold
   std::uint64_t processes = 0;       // processes scanned (kernel threads excluded)
   double map_areas_ratio_max = 0;    // highest ratio on the node
-  // Sums over every process scanned (issue 14), whatever the selection and the cgroup cap;
+  // Sums over every process scanned, whatever the selection and the cgroup cap;
   // the promise sums leave out the uncharged reservations below.
   std::uint64_t committed_private_bytes = 0;
   std::uint64_t unbacked_promise_bytes = 0;
