@@ -49,7 +49,9 @@ void render_overcommit(const OvercommitVerdict& v, MetricSink& sink) {
         "Cgroups whose processes' private commit is more than their lowest limit on the way up: each will be "
         "OOM-killed at its ceiling if it touches its promise.",
         static_cast<double>(v.cgroups_over_limit_total));
-  if (!v.cgroups_over_limit.empty()) {
+  // Announced (HELP and TYPE) even when no cgroup promised beyond its limits, so the alerts'
+  // and dashboards' queries meet a known, empty family.
+  {
     sink.family("memdiag_overcommit_cgroup_committed_private_bytes",
                 "Private commit of a cgroup promised beyond its limits (its processes', descendants included); the "
                 "largest excesses over memdiag_overcommit_cgroup_effective_limit_bytes only "
