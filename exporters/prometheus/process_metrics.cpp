@@ -102,9 +102,18 @@ void render_node(const ProcessSection& section, MetricSink& sink) {
   sink.sample({}, static_cast<double>(section.above_threshold_dropped));
   sink.family("memdiag_processes_unbacked_promise_bytes",
               "Estimated unbacked promises summed over every process scanned: per process, committed private bytes "
-              "(VmData + VmStk) minus resident anon and swap, floored at 0.",
+              "(VmData + VmStk) minus resident anon and swap, floored at 0; for the largest holders, whose maps are "
+              "read, less their thread stacks and private file mappings (memdiag_processes_promise_not_due_bytes).",
               MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.unbacked_promise_bytes));
+  sink.family("memdiag_processes_promise_not_due_bytes",
+              "Committed private memory of the largest promise holders that is not a promise likely to come due, by "
+              "kind: thread_stacks (each thread's whole stack mapping, of which it touches a few pages) and "
+              "private_file_maps (private writable file mappings, the file's pages until written). Read from the "
+              "maps of twice top_n holders each scan; left out of their unbacked promise.",
+              MetricType::Gauge);
+  sink.sample({{"kind", "thread_stacks"}}, static_cast<double>(section.not_due_thread_stack_bytes));
+  sink.sample({{"kind", "private_file_maps"}}, static_cast<double>(section.not_due_private_file_bytes));
   sink.family("memdiag_processes", "Processes scanned (kernel threads excluded).", MetricType::Gauge);
   sink.sample({}, static_cast<double>(section.processes));
   sink.family("memdiag_process_scan_skipped",

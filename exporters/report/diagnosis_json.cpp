@@ -220,6 +220,14 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
   if (snapshot.processes) {
     w.key("promise_holders");
     w.begin_object();
+    // What the largest holders' maps showed is not a promise likely to come due, left out of
+    // their unbacked figures.
+    w.key("not_due");
+    w.begin_object();
+    w.field("processes_read", snapshot.processes->not_due_processes);
+    w.field("thread_stack_bytes", snapshot.processes->not_due_thread_stack_bytes);
+    w.field("private_file_map_bytes", snapshot.processes->not_due_private_file_bytes);
+    w.end_object();
     w.key("processes");
     w.begin_array();
     for (const SelectedProcess* p : top_promise_processes(*snapshot.processes)) {
@@ -229,6 +237,9 @@ std::string render_diagnosis_json(const Snapshot& snapshot, const ReportOptions&
       w.field("cgroup", p->cgroup);
       w.field("unbacked_promise_bytes", p->unbacked_promise_bytes);
       w.field("committed_private_bytes", p->committed_private_bytes);
+      // Of the commit, what is not a promise likely to come due, and so not in the unbacked.
+      w.field("thread_stack_bytes", p->thread_stack_bytes);
+      w.field("private_file_map_bytes", p->private_file_bytes);
       w.end_object();
     }
     w.end_array();

@@ -217,6 +217,17 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
            human_bytes(static_cast<double>(o.uncharged_reservation_bytes)).c_str(),
            static_cast<unsigned long long>(o.uncharged_reservation_processes));
     }
+    if (snapshot.processes && snapshot.processes->not_due_processes > 0) {
+      const ProcessSection& p = *snapshot.processes;
+      const std::uint64_t not_due = p.not_due_thread_stack_bytes + p.not_due_private_file_bytes;
+      if (not_due > 0) {
+        line(out, "  not due, left out of the %llu largest holders' promises:",
+             static_cast<unsigned long long>(p.not_due_processes));
+        line(out, "    thread stacks %s, private file maps %s",
+             human_bytes(static_cast<double>(p.not_due_thread_stack_bytes)).c_str(),
+             human_bytes(static_cast<double>(p.not_due_private_file_bytes)).c_str());
+      }
+    }
     if (o.promise_exhaustion_seconds && o.payment_bytes_per_second) {
       line(out, "  promises being paid at %s/s use up the supply in ~%.0f s",
            human_bytes(*o.payment_bytes_per_second).c_str(), *o.promise_exhaustion_seconds);

@@ -41,6 +41,12 @@ struct ProcessMaps {
   // - Committed_AS also holds what the kernel charged outside any process's mappings (shmem
   //   files of tmpfs mounts that are not mapped, for one).
   std::uint64_t committed_private_bytes = 0;
+  // Of committed_private_bytes, what is not a promise likely to come due: thread stacks and
+  // private writable file mappings (probes/linux/process/promise_not_due.hpp). Known only for
+  // the processes whose maps were read (the top holders), 0 for the rest.
+  std::uint64_t thread_stack_bytes = 0;
+  std::uint64_t private_file_bytes = 0;
+  bool not_due_read = false;  // whether the two above were read
   // The command name, NUL-terminated (at most 15 characters, as the kernel keeps it).
   std::array<char, 16> comm{};
   // The process's memory cgroup as a key the scanner's cgroup_path() turns into a path: the
@@ -49,15 +55,21 @@ struct ProcessMaps {
   std::uint64_t cgroup_key = 0;
 
   std::uint64_t rss_bytes() const { return rss_anon_bytes + rss_file_bytes + rss_shmem_bytes; }
-  // The promise not yet backed by memory: the private committed size minus what of it is
+  // The promise not yet backed by memory: the private committed size (less what is not due)
+  // minus what of it is
   // resident (anon) or swapped out, floored at 0. An estimate, and it errs low: RssAnon also
   // holds pages that are not in committed_private_bytes (copy-on-write copies of private
   // read-only file mappings, e.g. relocated library text; anon pages of a shared region do not
   // count there, they are shmem), and the RSS counters the task iterator reads may lag by a few
   // pages per CPU.
+  // Less thread stacks and private file mappings where they were read: what of those is
+  // resident is in RssAnon too, so the figure then errs low by the touched stack pages and the
+  // written file pages.
   std::uint64_t unbacked_promise_bytes() const {
+    const std::uint64_t not_due = thread_stack_bytes + private_file_bytes;
+    const std::uint64_t promised = committed_private_bytes > not_due ? committed_private_bytes - not_due : 0;
     const std::uint64_t backed = rss_anon_bytes + swap_bytes;
-    return committed_private_bytes > backed ? committed_private_bytes - backed : 0;
+    return promised > backed ? promised - backed : 0;
   }
   std::string_view comm_view() const {
     std::size_t n = 0;

@@ -37,6 +37,10 @@ struct SelectedProcess {
   std::uint64_t virtual_bytes = 0;
   std::uint64_t committed_private_bytes = 0;  // see ProcessMaps
   std::uint64_t unbacked_promise_bytes = 0;   // ProcessMaps::unbacked_promise_bytes()
+  // Of committed_private_bytes, what is not a promise likely to come due (ProcessMaps), for
+  // the processes whose maps were read.
+  std::uint64_t thread_stack_bytes = 0;
+  std::uint64_t private_file_bytes = 0;
   std::uint8_t selected_for = 0;  // ProcessSelectedFor bits
   // Its private size is more than the node could have charged (see ProcessSection's
   // uncharged_reservation_*): MAP_NORESERVE reservations, not promises. Not a promise holder,
@@ -98,6 +102,13 @@ struct ProcessSection {
   // never charge. A lower bound: a smaller reservation beside real promises is not told apart.
   std::uint64_t uncharged_reservation_processes = 0;
   std::uint64_t uncharged_reservation_bytes = 0;  // their committed_private_bytes
+  // The commit that is not a promise likely to come due (thread stacks, private writable file
+  // mappings), of the processes whose maps were read: the largest holders, so a process of a
+  // thousand idle threads is not named for the 8 GiB of stacks it will never touch. Left out
+  // of unbacked_promise_bytes above for those processes.
+  std::uint64_t not_due_processes = 0;
+  std::uint64_t not_due_thread_stack_bytes = 0;
+  std::uint64_t not_due_private_file_bytes = 0;
   std::uint64_t above_threshold = 0; // all processes at or above the threshold
   std::uint64_t above_threshold_dropped = 0;  // of those, not in `selected` (cap)
   // Processes with ratio <= kMapAreasRatioBounds[i], cumulative; the last entry counts all.

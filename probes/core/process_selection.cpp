@@ -44,6 +44,8 @@ SelectedProcess to_selected(const ProcessMaps& p, double ratio, std::uint8_t why
   s.virtual_bytes = p.virtual_bytes;
   s.committed_private_bytes = p.committed_private_bytes;
   s.unbacked_promise_bytes = p.unbacked_promise_bytes();
+  s.thread_stack_bytes = p.thread_stack_bytes;
+  s.private_file_bytes = p.private_file_bytes;
   s.selected_for = why;
   return s;
 }
@@ -134,6 +136,25 @@ void add_cgroup_sums(const std::vector<ProcessMaps>& processes, const std::vecto
 
 }  // namespace
 
+std::vector<std::uint32_t> promise_candidates(const std::vector<ProcessMaps>& processes,
+                                              const ProcessSelectionOptions& options, std::size_t n) {
+  std::vector<std::uint32_t> holders;
+  for (std::uint32_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].unbacked_promise_bytes() > 0 && !holds_uncharged_reservation(processes[i], options)) {
+      holders.push_back(i);
+    }
+  }
+  n = std::min(n, holders.size());
+  std::partial_sort(holders.begin(), holders.begin() + static_cast<std::ptrdiff_t>(n), holders.end(),
+                    [&processes](std::uint32_t a, std::uint32_t b) {
+                      const std::uint64_t x = processes[a].unbacked_promise_bytes();
+                      const std::uint64_t y = processes[b].unbacked_promise_bytes();
+                      return x != y ? x > y : processes[a].pid < processes[b].pid;
+                    });
+  holders.resize(n);
+  return holders;
+}
+
 ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::uint64_t max_map_count,
                                 const ProcessSelectionOptions& options, const CgroupNamer& name_cgroup) {
   ProcessSection section;
@@ -160,6 +181,11 @@ ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::
     } else {
       section.committed_private_bytes += p.committed_private_bytes;
       section.unbacked_promise_bytes += p.unbacked_promise_bytes();
+      if (p.not_due_read) {
+        ++section.not_due_processes;
+        section.not_due_thread_stack_bytes += p.thread_stack_bytes;
+        section.not_due_private_file_bytes += p.private_file_bytes;
+      }
     }
     if (max_map_count != 0 && ratio >= options.threshold_ratio) above.push_back(i);
     if (options.self_pid != 0 && p.pid == options.self_pid) marks[i] |= kSelf;

@@ -35,6 +35,11 @@ struct ProcessSelectionOptions {
 // nullptr when the key names no known cgroup.
 using CgroupNamer = std::function<const std::string*(std::uint64_t cgroup_key)>;
 
+// The processes whose maps are worth reading before select_processes ranks the holders:
+// the `n` holding the most unbacked promise, reservations the node never charged left out.
+std::vector<std::uint32_t> promise_candidates(const std::vector<ProcessMaps>& processes,
+                                              const ProcessSelectionOptions& options, std::size_t n);
+
 ProcessSection select_processes(const std::vector<ProcessMaps>& processes, std::uint64_t max_map_count,
                                 const ProcessSelectionOptions& options, const CgroupNamer& name_cgroup);
 

@@ -36,7 +36,9 @@ inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // without them (the overcommit model then caps nothing and separates no copy-on-write sharing).
 // Version 4 added the userspace OOM killers' marks per cgroup, the canary allocator's ceiling
 // and the last OOM victims (pid, comm, cgroup).
-inline constexpr std::uint64_t kFormatVersion = 4;
+// Version 5 added the thread stacks and private file mappings read from the largest promise
+// holders' maps, per process and summed.
+inline constexpr std::uint64_t kFormatVersion = 5;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };

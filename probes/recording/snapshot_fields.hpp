@@ -254,6 +254,10 @@ void fields(A& a, S& p) {
   a.integer(p.unbacked_promise_bytes);
   a.integer(p.selected_for);
   if (a.version() >= 3) a.boolean(p.uncharged_reservation);
+  if (a.version() >= 5) {
+    a.integer(p.thread_stack_bytes);
+    a.integer(p.private_file_bytes);
+  }
 }
 
 template <class A, Is<CgroupProcessTotals> S>
@@ -297,6 +301,11 @@ void fields(A& a, S& s) {
     a.optional(s.anon_pages_bytes, [&](auto& v) { a.integer(v); });
     a.integer(s.uncharged_reservation_processes);
     a.integer(s.uncharged_reservation_bytes);
+  }
+  if (a.version() >= 5) {
+    a.integer(s.not_due_processes);
+    a.integer(s.not_due_thread_stack_bytes);
+    a.integer(s.not_due_private_file_bytes);
   }
 }
 

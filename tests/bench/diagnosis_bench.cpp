@@ -260,6 +260,11 @@ void BM_Scrape(benchmark::State& state, bool diagnosis) {
     benchmark::DoNotOptimize(body);
   }
   state.counters["bytes"] = static_cast<double>(body.size());
+  if (const char* dump = std::getenv("DUMP_SCRAPE")) {
+    std::FILE* f = std::fopen((std::string(dump) + (diagnosis ? ".on" : ".off")).c_str(), "w");
+    std::fwrite(body.data(), 1, body.size(), f);
+    std::fclose(f);
+  }
 }
 
 // Two consecutive snapshots with the 500 cgroups, the second a second after the first.

@@ -6,7 +6,13 @@ top holder of unbacked promise, its cgroup likewise, and the node-wide sum must 
 8 GiB. Then the child touches 256 MiB: that much moves from its unbacked promise to its resident
 anon memory.
 
+Beside it, in a cgroup of its own, a second child whose commit is all of the kinds that do not
+come due: 200 idle threads (8 MiB stacks each, 1.6 GiB) and a 2 GiB file mapped privately for
+writing. It is committed as much as a real holder, and must not be named as one: its maps are read,
+its stacks and file map are counted as not due, and the node-wide sum does not rise by them.
+
 Needs root and a v1 memory hierarchy (this machine and CI); skipped, loudly, elsewhere."""
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +21,7 @@ import tempfile
 import time
 import unittest
 
-from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, wait_until, write
+from harness import MEMDIAGD, V1_MEMORY, Daemon, V1Cgroup, die_with_parent, http_get, wait_until, write
 from test_cgroup_churn import built_with_asan
 
 GiB = 1 << 30
@@ -50,6 +56,28 @@ for line in sys.stdin:
 """ % (COMM, REGION)
 
 
+# The second child: 200 threads with 8 MiB stacks parked on an event, and a 2 GiB sparse file
+# mapped MAP_PRIVATE read-write (charged to Committed_AS, the file's pages until written).
+STACKS_COMM = "memdiag-stacks"
+THREADS = 200
+STACK = 8 * MiB
+FILE_MAP = 2 * GiB
+STACKS_CHILD = r"""
+import ctypes, mmap, os, sys, threading
+ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)  # PR_SET_NAME
+threading.stack_size(%d)
+park = threading.Event()
+threads = [threading.Thread(target=park.wait, daemon=True) for _ in range(%d)]
+for t in threads:
+    t.start()
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+os.ftruncate(fd, %d)
+file_map = mmap.mmap(fd, %d, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+print("ready", flush=True)
+sys.stdin.read()
+""" % (STACKS_COMM, STACK, THREADS, FILE_MAP, FILE_MAP)
+
+
 def overcommit_mode():
     with open("/proc/sys/vm/overcommit_memory") as f:
         return int(f.read())
@@ -66,11 +94,15 @@ class PromiseHoldersTest(unittest.TestCase):
         self.config = os.path.join(self.tmp, "memdiagd.yaml")
         # Generous for what is touched (256 MiB and the interpreter); the 8 GiB is never touched.
         self.cgroup = V1Cgroup("memdiag-e2e-promise-%d" % os.getpid(), 512 * MiB)
+        self.stacks_cgroup = V1Cgroup("memdiag-e2e-stacks-%d" % os.getpid(), 512 * MiB)
         self.child = None
+        self.stacks_child = None
 
     def tearDown(self):
         self.stop_child()
+        self.stop_stacks_child()
         self.cgroup.remove()
+        self.stacks_cgroup.remove()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def stop_child(self):
@@ -81,6 +113,23 @@ class PromiseHoldersTest(unittest.TestCase):
             self.child.stdin.close()
             self.child.stdout.close()
             self.child = None
+
+    def stop_stacks_child(self):
+        if self.stacks_child is not None:
+            if self.stacks_child.poll() is None:
+                self.stacks_child.kill()
+            self.stacks_child.wait()
+            self.stacks_child.stdin.close()
+            self.stacks_child.stdout.close()
+            self.stacks_child = None
+
+    def start_stacks_child(self):
+        self.stop_stacks_child()
+        self.stacks_child = subprocess.Popen(
+            ["sh", "-c", self.stacks_cgroup.shell('exec "$0" -c "$1" "$2"'), sys.executable, STACKS_CHILD,
+             os.path.join(self.tmp, "private-map")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+        self.assertEqual(self.stacks_child.stdout.readline().strip(), "ready", "the stacks child did not start")
 
     def start_child(self):
         self.stop_child()  # a failed subtest's child: the cgroup must hold only the new one
@@ -109,7 +158,10 @@ class PromiseHoldersTest(unittest.TestCase):
                 self.configure(scanner)
                 with Daemon("--config", self.config) as d:
                     d.wait_ready()
-                    self.check(d, scanner)
+                    try:
+                        self.check(d, scanner)
+                    finally:
+                        self.stop_child()  # a failed subtest's child would count in the next's "before"
 
     def check(self, d, scanner):
         def scan_time(s):
@@ -122,7 +174,9 @@ class PromiseHoldersTest(unittest.TestCase):
                 return s if scan_time(s) is not None and scan_time(s) > than else None
             return wait_until(later, 180, "a process scan newer than %s" % than)
 
-        # Before the child: the node-wide sum as the scan of a node without it sees it.
+        # Before the child: the node-wide sum as the scan of a node without it sees it (the
+        # stacks child is there already: it must add nothing to the sum).
+        self.start_stacks_child()
         s = d.samples()
         self.assertEqual(s[("memdiag_process_scan_info", '{mode="%s"}' % scanner)], 1, d.logs())
         before = newer_scan(scan_time(s) or 0)
@@ -170,6 +224,31 @@ class PromiseHoldersTest(unittest.TestCase):
             self.assertGreaterEqual(rise, REGION - NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
             self.assertLessEqual(rise, REGION + NODE_NOISE, "node-wide unbacked promise rose by %d" % rise)
         self.assertGreaterEqual(s[("memdiag_processes_unbacked_promise_bytes", "")], unbacked(s))
+
+        # The stacks child: committed as much as a holder, promised next to nothing that can
+        # come due. Its maps were read: its stacks and its file map are counted as not due.
+        stacks_who = '{pid="%d",comm="%s"}' % (self.stacks_child.pid, STACKS_COMM)
+        stacks_cg = '{cgroup="%s"}' % self.stacks_cgroup.path
+        self.assertLess(s.get(("memdiag_process_unbacked_promise_bytes", stacks_who), 0), 256 * MiB,
+                        "the thread stacks and file map were taken for a promise")
+        self.assertLess(s.get(("memdiag_cgroup_process_unbacked_promise_bytes", stacks_cg), 0), 256 * MiB)
+        self.assertGreaterEqual(s[("memdiag_processes_promise_not_due_bytes", '{kind="thread_stacks"}')],
+                                THREADS * (STACK - 64 * 1024))
+        self.assertGreaterEqual(s[("memdiag_processes_promise_not_due_bytes", '{kind="private_file_maps"}')],
+                                FILE_MAP)
+        status, body = http_get(d.port, "/api/v1/diagnosis")
+        self.assertEqual(status, 200)
+        report = json.loads(body)
+        holders = report["promise_holders"]["processes"]
+        self.assertEqual(holders[0]["pid"], pid, report["promise_holders"])
+        # Listed only for what little it promised beside them (the interpreter's own heap), and
+        # with what was left out said.
+        for p in holders:
+            if p["pid"] == self.stacks_child.pid:
+                self.assertLess(p["unbacked_promise_bytes"], 256 * MiB)
+                self.assertGreaterEqual(p["thread_stack_bytes"], THREADS * (STACK - 64 * 1024))
+                self.assertGreaterEqual(p["private_file_map_bytes"], FILE_MAP)
+        self.assertGreaterEqual(report["promise_holders"]["not_due"]["thread_stack_bytes"], THREADS * (STACK - 64 * 1024))
 
         # Touch 256 MiB: a scan after the touch moves that much from unbacked to resident anon.
         anon = '{pid="%d",comm="%s",type="anon"}' % (pid, COMM)

@@ -1,5 +1,5 @@
 // The /proc process scanner's parsers on arbitrary bytes: parse_process_status,
-// memory_cgroup_of (v1 and v2) and unescape_process_name; and the eBPF loader's reading of its
+// memory_cgroup_of (v1 and v2), unescape_process_name and classify_maps (/proc/PID/maps); and the eBPF loader's reading of its
 // own status (parse_bpf_permission_footing), the same file. Whatever they accept must be what
 // the scanner may put in a record: views into the input, whole kB in bytes, a bounded name.
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "probes/bpf/bpf_permission_hint.hpp"
 #include "probes/linux/process/process_status_parser.hpp"
+#include "probes/linux/process/promise_not_due.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 using memdiag::fuzz::as_text;
@@ -120,6 +121,22 @@ void check_footing(std::string_view text) {
   FUZZ_CHECK(!memdiag::bpf_permission_hint(*footing).empty());
 }
 
+// What classify_maps accepts adds up: each kind at most the mappings' whole span, and a stack
+// needs a guard line before it.
+void check_maps(std::string_view text) {
+  const auto not_due = memdiag::classify_maps(text);
+  if (!not_due) {
+    FUZZ_CHECK(!not_due.error().message.empty());
+    return;
+  }
+  FUZZ_CHECK(!text.empty() && text.back() == '\n');
+  std::uint64_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  FUZZ_CHECK(not_due->mappings <= lines);
+  if (not_due->mappings < 2) FUZZ_CHECK(not_due->thread_stack_bytes == 0);
+  FUZZ_CHECK(not_due->total() >= not_due->private_file_bytes);  // no wrap-around
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
@@ -129,5 +146,6 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   check_cgroup(text, memdiag::CgroupVersion::kV2);
   check_unescape(text);
   check_footing(text);
+  check_maps(text);
   return 0;
 }

@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <charconv>
 
 #include "probes/core/process_selection.hpp"
 #include "probes/linux/process/proc_process_scanner.hpp"
+#include "probes/linux/process/promise_not_due.hpp"
 
 namespace memdiag {
 
@@ -106,6 +109,36 @@ std::optional<std::uint64_t> ProcessCensus::read_commit(ProcessSelectionOptions&
   return anon;
 }
 
+bool ProcessCensus::pids_name_procfs_processes() const {
+  // /proc numbers processes in its own pid namespace; the eBPF iterator in the initial one.
+  // They agree when this daemon is found under the pid /proc gives it, with its own name (the
+  // process's, which the iterator reports: not this scanning thread's).
+  if (scanner_->mode() != "bpf_iter") return true;
+  std::string buffer;
+  auto comm = read_file_once(paths_.procfs + "/self/comm", buffer);
+  if (!comm) return false;
+  std::string_view own = *comm;
+  while (!own.empty() && own.back() == '\n') own.remove_suffix(1);
+  for (const ProcessMaps& p : processes_) {
+    if (p.pid == self_pid_) return p.comm_view() == own;
+  }
+  return false;
+}
+
+void ProcessCensus::read_not_due_promises(const ProcessSelectionOptions& selection) {
+  if (!pids_name_procfs_processes()) return;
+  // Twice the holders shown: a holder whose promise turns out to be stacks makes room for the
+  // next. Each read is one /proc/PID/maps, streamed (megabytes near vm.max_map_count).
+  for (std::uint32_t i : promise_candidates(processes_, selection, 2 * selection.top_n)) {
+    ProcessMaps& p = processes_[i];
+    auto read = read_promise_not_due(paths_.procfs + "/" + std::to_string(p.pid) + "/maps");
+    if (!read) continue;  // exited meanwhile, or unreadable: its figure stays whole
+    p.thread_stack_bytes = std::min(read->thread_stack_bytes, p.committed_private_bytes);
+    p.private_file_bytes = std::min(read->private_file_bytes, p.committed_private_bytes - p.thread_stack_bytes);
+    p.not_due_read = true;
+  }
+}
+
 Expected<ProcessSection> ProcessCensus::take() {
   const auto started = std::chrono::steady_clock::now();
   // Serving from /proc in auto mode: the iterator may load now (a capability granted, BTF
@@ -141,6 +174,7 @@ Expected<ProcessSection> ProcessCensus::take() {
   selection.self_pid = self_pid_;
   // After the scan: a promise made while it ran is in the charge read now.
   const std::optional<std::uint64_t> anon_pages = read_commit(selection);
+  read_not_due_promises(selection);
   const ProcessScanner& scanner = *scanner_;
   ProcessSection section = select_processes(processes_, max_map_count, selection,
                                             [&scanner](std::uint64_t key) { return scanner.cgroup_path(key); });

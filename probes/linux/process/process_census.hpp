@@ -64,6 +64,11 @@ class ProcessCensus {
   // /proc/meminfo cannot be read.
   std::optional<std::uint64_t> read_commit(ProcessSelectionOptions& selection);
   std::unique_ptr<ProcessScanner> make_procfs_scanner() const;
+  // Reads the maps of the largest promise holders and takes their thread stacks and private
+  // file mappings out of their promise (ProcessMaps::thread_stack_bytes).
+  void read_not_due_promises(const ProcessSelectionOptions& selection);
+  // Whether the scanner's pids are the ones <procfs> numbers processes by.
+  bool pids_name_procfs_processes() const;
 
   KernelPaths paths_;
   ProcessOptions options_;

@@ -307,5 +307,45 @@ TEST(Utf8, SequenceLengthFollowsRfc3629) {
   EXPECT_EQ(utf8::to_valid("a\x01\xff" "b", /*no_controls=*/true), "a??b");
 }
 
+TEST(ProcessSelection, ThreadStacksAndPrivateFileMapsReadFromMapsAreNoPromise) {
+  std::vector<ProcessMaps> all;
+  all.push_back(promised(700, 9ull << 30, 0, 2));  // 8 GiB of it thread stacks, 512 MiB a private file map
+  all.push_back(promised(701, 4ull << 30, 0, 3));  // a real holder
+  all.push_back(promised(702, 2ull << 30, 0, 3));
+  ProcessSelectionOptions options;
+  options.top_n = 1;
+  options.commit_charge_bytes = 100ull << 30;
+  options.node_unbacked_bytes = 50ull << 30;
+  // Before the maps are read, 700 is the largest holder: the first candidate.
+  const auto candidates = promise_candidates(all, options, 2);
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(all[candidates[0]].pid, 700);
+  EXPECT_EQ(all[candidates[1]].pid, 701);
+
+  all[0].thread_stack_bytes = 8ull << 30;
+  all[0].private_file_bytes = 512ull << 20;
+  all[0].not_due_read = true;
+  EXPECT_EQ(all[0].unbacked_promise_bytes(), (512ull << 20) - 5);  // swap_bytes is 5
+  const ProcessSection s = select_processes(all, 65530, options, Names().namer());
+  // The holder named is the one whose promise can come due.
+  ASSERT_NE(find(s, 701), nullptr);
+  EXPECT_TRUE(find(s, 701)->selected_for & kTopUnbacked);
+  const SelectedProcess* stacks = find(s, 700);
+  if (stacks != nullptr) {
+    EXPECT_FALSE(stacks->selected_for & kTopUnbacked);
+    EXPECT_EQ(stacks->thread_stack_bytes, 8ull << 30);
+  }
+  EXPECT_EQ(s.not_due_processes, 1u);
+  EXPECT_EQ(s.not_due_thread_stack_bytes, 8ull << 30);
+  EXPECT_EQ(s.not_due_private_file_bytes, 512ull << 20);
+  EXPECT_EQ(s.committed_private_bytes, 15ull << 30);  // the commit charge is the kernel's, whole
+  EXPECT_EQ(s.unbacked_promise_bytes, (512ull << 20) - 5 + (4ull << 30) - 5 + (2ull << 30) - 5);
+  // Reservations are never candidates.
+  options.commit_charge_bytes = 3ull << 30;
+  const auto charged = promise_candidates(all, options, 3);
+  ASSERT_EQ(charged.size(), 1u);
+  EXPECT_EQ(all[charged[0]].pid, 702);
+}
+
 }  // namespace
 }  // namespace memdiag

@@ -329,7 +329,7 @@ TEST(Recording, OtherVersionsTimeGoingBackAndTrailingBytesAreRefused) {
   append_varint(other, kFormatVersion + 1);
   auto version = decode_recording(other);
   ASSERT_FALSE(version.ok());
-  EXPECT_NE(version.error().message.find("format version 5; this memdiagd reads versions 1 to 4"), std::string::npos)
+  EXPECT_NE(version.error().message.find("format version 6; this memdiagd reads versions 1 to 5"), std::string::npos)
       << version.error().message;
   std::string zero(kMagic);
   append_varint(zero, 0);
