@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <charconv>
 
@@ -128,15 +129,28 @@ bool ProcessCensus::pids_name_procfs_processes() const {
 void ProcessCensus::read_not_due_promises(const ProcessSelectionOptions& selection) {
   if (!pids_name_procfs_processes()) return;
   // Twice the holders shown: a holder whose promise turns out to be stacks makes room for the
-  // next. Each read is one /proc/PID/maps, streamed (megabytes near vm.max_map_count).
+  // next. Each read is one /proc/PID/maps, streamed (megabytes near vm.max_map_count), so a
+  // holder's last reading is kept while its private size stays the same: a thread or a file
+  // map coming or going changes VmData.
+  std::unordered_map<int, NotDueReading> kept;
   for (std::uint32_t i : promise_candidates(processes_, selection, 2 * selection.top_n)) {
     ProcessMaps& p = processes_[i];
-    auto read = read_promise_not_due(paths_.procfs + "/" + std::to_string(p.pid) + "/maps");
-    if (!read) continue;  // exited meanwhile, or unreadable: its figure stays whole
-    p.thread_stack_bytes = std::min(read->thread_stack_bytes, p.committed_private_bytes);
-    p.private_file_bytes = std::min(read->private_file_bytes, p.committed_private_bytes - p.thread_stack_bytes);
+    NotDueReading reading;
+    if (auto last = not_due_readings_.find(p.pid);
+        last != not_due_readings_.end() && last->second.committed_private_bytes == p.committed_private_bytes) {
+      reading = last->second;
+    } else {
+      auto read = read_promise_not_due(paths_.procfs + "/" + std::to_string(p.pid) + "/maps");
+      if (!read) continue;  // exited meanwhile, or unreadable: its figure stays whole
+      reading = {p.committed_private_bytes, *read};
+    }
+    p.thread_stack_bytes = std::min(reading.not_due.thread_stack_bytes, p.committed_private_bytes);
+    p.private_file_bytes =
+        std::min(reading.not_due.private_file_bytes, p.committed_private_bytes - p.thread_stack_bytes);
     p.not_due_read = true;
+    kept.emplace(p.pid, reading);
   }
+  not_due_readings_ = std::move(kept);
 }
 
 Expected<ProcessSection> ProcessCensus::take() {

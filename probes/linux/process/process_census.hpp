@@ -27,6 +27,7 @@
 #include "probes/linux/node/meminfo_parser.hpp"
 #include "probes/core/kernel_paths.hpp"
 #include "probes/linux/process/process_options.hpp"
+#include "probes/linux/process/promise_not_due.hpp"
 
 namespace memdiag {
 
@@ -85,6 +86,12 @@ class ProcessCensus {
   std::chrono::steady_clock::time_point bpf_failed_at_;
   std::string max_map_count_problem_;
   std::vector<ProcessMaps> processes_;  // reused: a warm scan allocates nothing
+  // The last maps reading of each promise candidate, with the private size it was taken at.
+  struct NotDueReading {
+    std::uint64_t committed_private_bytes = 0;
+    PromiseNotDue not_due;
+  };
+  std::unordered_map<int, NotDueReading> not_due_readings_;
   std::uint64_t vanished_total_ = 0;
 };
 
