@@ -301,7 +301,7 @@ class Loader {
     expect_map(node, prefix);
     for_each_key(node, prefix,
                  {"window", "hold", "thrashing_window", "sustain", "long_window", "psi_some", "psi_full",
-                  "stall_seconds_per_second", "refault_ratio", "refault_min_pages_per_second",
+                  "stall_seconds_per_second", "refault_ratio", "refault_min_pages_per_second", "reclaim_inefficiency",
                   "swap_exhausted_free_ratio", "fault_latency_ratio", "pages_input_per_second",
                   "global_scan_min_pages_per_second"},
                  [&](const std::string& key, const YAML::Node& v) {
@@ -323,6 +323,7 @@ class Loader {
                    if (key == "psi_full") t.psi_full = levels(v, full, 0, 1);
                    if (key == "stall_seconds_per_second") t.stall_seconds_per_second = levels(v, full, 0, 1e6);
                    if (key == "refault_ratio") t.refault_ratio = levels(v, full, 0, 1e6);
+                   if (key == "reclaim_inefficiency") t.reclaim_inefficiency = levels(v, full, 0, 1);
                    if (key == "fault_latency_ratio") t.fault_latency_ratio = levels(v, full, 1, 1e6);
                    if (key == "pages_input_per_second") t.pages_input_per_second = levels(v, full, 0, 1e9);
                    if (key == "refault_min_pages_per_second") t.refault_min_pages_per_second = number(v, full, 0, 1e9);

@@ -49,6 +49,7 @@ void render_stall(const StallVerdict& v, MetricSink& sink) {
       {"compact_stalls_per_second", &f.compact_stalls_per_second},
       {"limit_events_per_second", &f.limit_events_per_second},
       {"refault_ratio", &f.refault_ratio},
+      {"reclaim_inefficiency", &f.reclaim_inefficiency},
       {"oom_kills", &f.oom_kills},
       {"swap_free_ratio", &f.swap_free_ratio},
       {"fault_latency_ratio", &f.fault_latency_ratio},

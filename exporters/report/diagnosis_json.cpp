@@ -55,6 +55,7 @@ void figures(JsonWriter& w, const StallFigures& f) {
   w.field("compact_stalls_per_second", f.compact_stalls_per_second);
   w.field("limit_events_per_second", f.limit_events_per_second);
   w.field("refault_ratio", f.refault_ratio);
+  w.field("reclaim_inefficiency", f.reclaim_inefficiency);
   w.field("oom_kills", f.oom_kills);
   w.field("swap_free_ratio", f.swap_free_ratio);
   w.field("fault_latency_ratio", f.fault_latency_ratio);

@@ -96,6 +96,32 @@ std::optional<double> cgroup_rate(const CgroupSample* then, const CgroupSample& 
   return (*b - *a) / seconds;
 }
 
+// v2: 1 - pgsteal/pgscan of memory.stat over the window. v1 has neither counter, but the
+// kernel's vmpressure computes the same measure per 512 pages scanned and signals its level on
+// memory.pressure_level: a listener at a level hears that level and those above, so the counts
+// are all events, medium and above, critical. Each level stands for its lower edge (low 0, medium
+// 0.60, critical 0.95), so the estimate errs low.
+std::optional<double> cgroup_reclaim_inefficiency(const CgroupSample* before, const CgroupSample& now, double seconds,
+                                                  const StallThresholds& t) {
+  if (before == nullptr || seconds <= 0) return std::nullopt;
+  const auto scanned = cgroup_rate(before, now, seconds, [](const CgroupSample& x) { return stat(x, "pgscan"); });
+  const auto stolen = cgroup_rate(before, now, seconds, [](const CgroupSample& x) { return stat(x, "pgsteal"); });
+  if (scanned && stolen) return reclaim_inefficiency(scanned, stolen, t.global_scan_min_pages_per_second);
+  if (!now.notifications || !now.notifications->has_pressure_levels || !before->notifications ||
+      !before->notifications->has_pressure_levels) {
+    return std::nullopt;
+  }
+  const auto& a = before->notifications->pressure;
+  const auto& b = now.notifications->pressure;
+  if (b[0] < a[0] || b[1] < a[1] || b[2] < a[2]) return std::nullopt;  // re-registered: counts restarted
+  constexpr double kVmpressureWindowPages = 512;
+  const double events = static_cast<double>(b[0] - a[0]);
+  if (events * kVmpressureWindowPages / seconds < t.global_scan_min_pages_per_second || events <= 0) return 0.0;
+  const double critical = static_cast<double>(b[2] - a[2]);
+  const double medium = std::max(0.0, static_cast<double>(b[1] - a[1]) - critical);
+  return std::clamp((0.95 * critical + 0.60 * medium) / events, 0.0, 1.0);
+}
+
 }  // namespace
 
 std::optional<double> CgroupFigures::stall_ratio() const {
@@ -166,6 +192,7 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     if (refaults && file && *file > 0) {
       s.refault_ratio = *refaults < stall.refault_min_pages_per_second ? 0 : *refaults * thrash_seconds * page_bytes / *file;
     }
+    s.reclaim_inefficiency = cgroup_reclaim_inefficiency(thrash_before, c, thrash_seconds, stall);
 
     const double anon = stat(c, "anon").value_or(0);
     const double shmem = stat(c, "shmem").value_or(0);

@@ -107,6 +107,13 @@ void settle_level(StallVerdict& v) {
 
 }  // namespace
 
+std::optional<double> reclaim_inefficiency(std::optional<double> scanned_per_second,
+                                           std::optional<double> stolen_per_second, double min_scanned_per_second) {
+  if (!scanned_per_second || !stolen_per_second) return std::nullopt;
+  if (*scanned_per_second < min_scanned_per_second || *scanned_per_second <= 0) return 0.0;
+  return std::clamp(1.0 - *stolen_per_second / *scanned_per_second, 0.0, 1.0);
+}
+
 void judge_stall(StallVerdict& v, const StallThresholds& t) {
   const StallFigures& f = v.figures;
   v.reasons.clear();
@@ -167,6 +174,16 @@ void judge_stall(StallVerdict& v, const StallThresholds& t) {
     }
     if (waiting) {
       add(v, stall_reason::kThrashing, *f.refault_ratio, t.refault_ratio,
+          has_psi ? VerdictLevel::kMedium : VerdictLevel::kHigh);
+    }
+  }
+  // Reclaim freeing little of what it scans: with PSI a cause like thrashing (gated the same
+  // way: kswapd churning while nobody waits is no stall); without PSI one of the signals that
+  // still reach high.
+  if (f.reclaim_inefficiency) {
+    const bool waiting = !has_psi || waiting_noticeably(f, t).value_or(true);
+    if (waiting) {
+      add(v, stall_reason::kReclaimInefficient, *f.reclaim_inefficiency, t.reclaim_inefficiency,
           has_psi ? VerdictLevel::kMedium : VerdictLevel::kHigh);
     }
   }
@@ -274,6 +291,19 @@ StallVerdict StallModel::assess_instant(const Snapshot& current, const std::vect
       if (!kswapd && !direct) return std::nullopt;
       return kswapd.value_or(0) + direct.value_or(0);
     });
+    const auto scanned = rate(*start, current, [&](const Snapshot& x) -> std::optional<double> {
+      const auto kswapd = vmstat.get(x, VmstatIndex::kPgscanKswapd);
+      const auto direct = vmstat.get(x, VmstatIndex::kPgscanDirect);
+      if (!kswapd || !direct) return std::nullopt;
+      return *kswapd + *direct;
+    });
+    const auto stolen = rate(*start, current, [&](const Snapshot& x) -> std::optional<double> {
+      const auto kswapd = vmstat.get(x, VmstatIndex::kPgstealKswapd);
+      const auto direct = vmstat.get(x, VmstatIndex::kPgstealDirect);
+      if (!kswapd || !direct) return std::nullopt;
+      return *kswapd + *direct;
+    });
+    f.reclaim_inefficiency = reclaim_inefficiency(scanned, stolen, t.global_scan_min_pages_per_second);
     const auto refaults_per_second = rate(*start, current, [&](const Snapshot& x) {
       // workingset_refault_file since 5.9; workingset_refault before (file pages only then).
       auto file = vmstat.get(x, VmstatIndex::kWorkingsetRefaultFile);

@@ -30,6 +30,8 @@
 // some; lmkd: full 700 ms in 1 s is critical; systemd-oomd kills at full avg10 60 % held 30 s,
 // which must be critical here well before); eBPF stall seconds per second
 // on the same scale as PSI some (the same quantity where several tasks stall at once, larger);
+// reclaim that frees under 40 / 20 / 5 % of what it scans (the kernel's vmpressure: 60 % of the
+// scan unreclaimed is its medium, 95 % its critical), at most medium with PSI;
 // refaults over the file cache 10/30/100 % (lmkd's thrashing limit is 100 %, 30 % on small
 // devices), at most medium on their own, and only from 256 refaults a second (1 MiB/s of 4 KiB
 // pages: a new cgroup reading back a few pages of its libraries over a file cache of a few
@@ -69,6 +71,10 @@ struct StallThresholds {
   LevelThresholds psi_full{0.05, 0.10, 0.20, 0.60};
   LevelThresholds stall_seconds_per_second{0.05, 0.10, 0.30, 0.60};  // eBPF, per kind and in all
   LevelThresholds refault_ratio{0.10, 0.30, 1.00, 1e300};
+  // 1 - pgsteal/pgscan over the thrashing window (reason reclaim_inefficient; at most medium
+  // with PSI, where time lost is measured; high without). The kernel's vmpressure calls 0.60
+  // medium and 0.95 critical; 0.80 is between.
+  LevelThresholds reclaim_inefficiency{0.60, 0.80, 0.95, 1e300};
   // Below this many file refaults a second the refault ratio is 0: a trickle is not thrashing,
   // however small the file cache it is measured against.
   double refault_min_pages_per_second = 256;
@@ -92,8 +98,14 @@ inline constexpr VerdictLevel kBriefStallLevelCap = VerdictLevel::kLow;
 // The reasons and the instant level (level too) of a verdict whose figures are filled: the
 // judgement shared by the node and every cgroup scope. Stall time (PSI, or eBPF without PSI)
 // sets the level by time lost; the causes say why. Without PSI (missing_signals has "psi"), the
-// refaults and the canary's slowdown can reach high on their own and the level is a lower bound.
+// refaults, reclaim's inefficiency and the canary's slowdown can reach high on their own and
+// the level is a lower bound.
 void judge_stall(StallVerdict& v, const StallThresholds& thresholds);
+
+// 1 - stolen/scanned (pages a second, over the same window), 0 below the scan floor (a trickle
+// of reclaim says nothing), nullopt without either counter.
+std::optional<double> reclaim_inefficiency(std::optional<double> scanned_per_second,
+                                           std::optional<double> stolen_per_second, double min_scanned_per_second);
 
 // Keeps of a judged verdict the stall that is the scope's own (see above): unchanged when the
 // scope is short of memory; otherwise memcg_limit and oom_kill go (a limit below caused them),

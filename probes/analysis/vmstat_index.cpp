@@ -8,7 +8,7 @@ namespace {
 
 constexpr std::array<std::string_view, VmstatIndex::kFieldCount> kNames = {
     "pgscan_direct", "pgscan_kswapd", "compact_stall", "oom_kill", "workingset_refault_file", "workingset_refault",
-    "nr_active_file", "nr_inactive_file"};
+    "nr_active_file", "nr_inactive_file", "pgsteal_direct", "pgsteal_kswapd"};
 constexpr std::string_view kAllocstallPrefix = "allocstall_";
 
 }  // namespace

@@ -25,6 +25,8 @@ class VmstatIndex {
     kWorkingsetRefault,      // before 5.9 (file pages only then)
     kActiveFile,             // nr_active_file
     kInactiveFile,           // nr_inactive_file
+    kPgstealDirect,
+    kPgstealKswapd,
     kFieldCount
   };
 

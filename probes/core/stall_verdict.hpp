@@ -24,6 +24,9 @@ inline constexpr std::string_view kMemcgLimit = "memcg_limit";
 inline constexpr std::string_view kCompaction = "compaction";
 // Evicted page cache was read back soon after: workingset refaults against the file cache.
 inline constexpr std::string_view kThrashing = "thrashing";
+// Reclaim scans many pages to free few (1 - pgsteal/pgscan, the kernel's vmpressure measure):
+// what it can take is being taken back soon after, or is not reclaimable at all.
+inline constexpr std::string_view kReclaimInefficient = "reclaim_inefficient";
 // The kernel killed a task for memory in the window.
 inline constexpr std::string_view kOomKill = "oom_kill";
 // Swap is all but gone while the node is short of memory.
@@ -36,8 +39,9 @@ inline constexpr std::string_view kHardFaults = "hard_faults";
 // Windows: the low-memory resource notification was signaled in the window (the memory
 // manager's own "available memory is low": it is trimming working sets).
 inline constexpr std::string_view kLowMemory = "low_memory";
-inline constexpr std::string_view kAll[] = {kStallTime,     kDirectReclaim, kMemcgLimit, kCompaction, kThrashing,
-                                            kOomKill,       kSwapExhausted, kSlowFaults, kHardFaults, kLowMemory};
+inline constexpr std::string_view kAll[] = {kStallTime,  kDirectReclaim,      kMemcgLimit,    kCompaction,
+                                            kThrashing,  kReclaimInefficient, kOomKill,       kSwapExhausted,
+                                            kSlowFaults, kHardFaults,         kLowMemory};
 }  // namespace stall_reason
 
 // The signals a verdict can draw on; each is absent on some nodes (no PSI before 4.20, no eBPF
@@ -82,6 +86,11 @@ struct StallFigures {
   std::optional<double> limit_events_per_second;
   // Refaulted file pages over the longer thrashing window, as a share of the file cache (lmkd).
   std::optional<double> refault_ratio;
+  // Reclaim's failure to free what it scans over the thrashing window, 0..1: 1 - pgsteal/pgscan
+  // (the node: vmstat kswapd + direct; a v2 cgroup: memory.stat), or for a v1 cgroup estimated
+  // from the kernel's own vmpressure levels of the same measure (memory.pressure_level events:
+  // critical 0.95, medium 0.60, low 0). 0 below the scan floor (global_scan_min_pages_per_second).
+  std::optional<double> reclaim_inefficiency;
   std::optional<double> oom_kills;  // in the window (vmstat oom_kill)
   std::optional<double> swap_free_ratio;
   // The canary's newest cycle (within 30 s): its mean page-fault time over the calm baseline

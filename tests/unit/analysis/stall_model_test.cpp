@@ -245,13 +245,61 @@ TEST(StallModel, StreamingThroughThePageCacheWithoutStallsStaysNone) {
   analysis::StallModel model;
   std::vector<Sample> samples = psi_run(10, 0.015, 0);
   for (std::size_t t = 0; t < samples.size(); ++t) {
-    samples[t].vmstat["pgscan_kswapd"] = t * 200000;  // kswapd keeps up
+    samples[t].vmstat["pgscan_kswapd"] = t * 200000;  // kswapd keeps up, freeing what it scans
+    samples[t].vmstat["pgsteal_kswapd"] = t * 195000;
+    samples[t].vmstat["pgscan_direct"] = 0;
+    samples[t].vmstat["pgsteal_direct"] = 0;
     samples[t].vmstat["workingset_refault_file"] = t * 900000;
   }
   const auto v = run(model, samples).back();
   EXPECT_EQ(v.level, VerdictLevel::kNone);
   EXPECT_EQ(reason(v, stall_reason::kThrashing), nullptr);
   EXPECT_GT(*v.figures.refault_ratio, 10.0);  // the figure is there; it is not a stall
+  EXPECT_NEAR(*v.figures.reclaim_inefficiency, 0.025, 1e-9);
+  EXPECT_EQ(reason(v, stall_reason::kReclaimInefficient), nullptr);
+}
+
+// Reclaim scanning 100k pages a second and freeing 2 % of them: what it takes is being taken
+// back, or cannot be taken. Samples of `psi_some_share` PSI (none: no PSI at all).
+std::vector<Sample> inefficient_reclaim(std::optional<double> psi_some_share) {
+  std::vector<Sample> samples = psi_run(10, psi_some_share.value_or(0), 0);
+  for (std::size_t t = 0; t < samples.size(); ++t) {
+    if (!psi_some_share) samples[t].psi_some_us.reset();
+    samples[t].vmstat["pgscan_kswapd"] = t * 60000;
+    samples[t].vmstat["pgscan_direct"] = t * 40000;
+    samples[t].vmstat["pgsteal_kswapd"] = t * 1500;
+    samples[t].vmstat["pgsteal_direct"] = t * 500;
+  }
+  return samples;
+}
+
+TEST(StallModel, WithoutPsiReclaimFreeingLittleOfWhatItScansReachesHighAsALowerBound) {
+  analysis::StallModel model;
+  const auto v = run(model, inefficient_reclaim(std::nullopt)).back();
+  ASSERT_NE(reason(v, stall_reason::kReclaimInefficient), nullptr);
+  EXPECT_NEAR(reason(v, stall_reason::kReclaimInefficient)->value, 0.98, 1e-9);
+  EXPECT_EQ(v.level, VerdictLevel::kHigh);
+  EXPECT_TRUE(v.lower_bound);
+}
+
+TEST(StallModel, WithPsiReclaimInefficiencyIsACauseAtMostMediumWhileTasksWait) {
+  analysis::StallModel waiting;
+  const auto v = run(waiting, inefficient_reclaim(0.06)).back();  // some 6 %: low by time lost
+  ASSERT_NE(reason(v, stall_reason::kReclaimInefficient), nullptr);
+  EXPECT_EQ(v.level, VerdictLevel::kMedium);
+  EXPECT_FALSE(v.lower_bound);
+  analysis::StallModel calm;
+  const auto c = run(calm, inefficient_reclaim(0.01)).back();  // nobody waits: kswapd churning
+  EXPECT_EQ(reason(c, stall_reason::kReclaimInefficient), nullptr);
+  EXPECT_EQ(c.level, VerdictLevel::kNone);
+}
+
+TEST(StallModel, ReclaimInefficiencyNeedsBothCountersAndATrickleIsNothing) {
+  EXPECT_FALSE(analysis::reclaim_inefficiency(std::nullopt, 10.0, 256));
+  EXPECT_FALSE(analysis::reclaim_inefficiency(1000.0, std::nullopt, 256));
+  EXPECT_EQ(*analysis::reclaim_inefficiency(100.0, 0.0, 256), 0.0);  // below the scan floor
+  EXPECT_NEAR(*analysis::reclaim_inefficiency(1000.0, 250.0, 256), 0.75, 1e-12);
+  EXPECT_EQ(*analysis::reclaim_inefficiency(1000.0, 2000.0, 256), 0.0);  // steal counts may run ahead
 }
 
 // The canary touches 1000 fresh pages every 10 s. While the node is calm its faults take 2 us
