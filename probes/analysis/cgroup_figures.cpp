@@ -14,11 +14,43 @@ namespace memdiag::analysis {
 
 namespace {
 
-std::optional<double> stat(const CgroupSample& c, std::string_view key) {
+// The memory.stat values the figures read, found in one pass over a cgroup's keys (a lookup
+// per value was a tenth of a 500-cgroup diagnosis).
+struct StatValues {
+  std::optional<double> anon, file, shmem, swap, inactive_file, refault_file, pgscan, pgsteal;
+};
+
+StatValues stat_values(const CgroupSample& c) {
+  StatValues out;
   for (const CgroupStatValue& v : c.stat) {
-    if (v.key == key) return static_cast<double>(v.value);
+    std::optional<double>* into = nullptr;
+    switch (v.key.size()) {  // the lengths tell most keys apart before any comparison
+      case 4:
+        if (v.key == "anon") into = &out.anon;
+        else if (v.key == "file") into = &out.file;
+        else if (v.key == "swap") into = &out.swap;
+        break;
+      case 5:
+        if (v.key == "shmem") into = &out.shmem;
+        break;
+      case 6:
+        if (v.key == "pgscan") into = &out.pgscan;
+        break;
+      case 7:
+        if (v.key == "pgsteal") into = &out.pgsteal;
+        break;
+      case 13:
+        if (v.key == "inactive_file") into = &out.inactive_file;
+        break;
+      case 23:
+        if (v.key == "workingset_refault_file") into = &out.refault_file;
+        break;
+      default:
+        break;
+    }
+    if (into != nullptr && !*into) *into = static_cast<double>(v.value);
   }
-  return std::nullopt;
+  return out;
 }
 
 std::optional<double> psi_seconds(const CgroupSample& c, bool full) {
@@ -78,13 +110,31 @@ std::unordered_map<std::string_view, std::uint64_t> subtree_unbacked(const Snaps
   return sums;
 }
 
-std::unordered_map<std::string_view, const CgroupSample*> index_of(const Snapshot* s) {
-  std::unordered_map<std::string_view, const CgroupSample*> index;
-  if (!s || !s->cgroups) return index;
-  index.reserve(s->cgroups->cgroups.size());
-  for (const CgroupSample& c : s->cgroups->cgroups) index.emplace(c.path, &c);
-  return index;
-}
+// The cgroups of an earlier snapshot, found by path. The source keeps most cgroups at the same
+// place from one sample to the next, so that place is tried first, and the hash index (500
+// paths hashed and allocated) is built only when a cgroup moved.
+class EarlierCgroups {
+ public:
+  explicit EarlierCgroups(const Snapshot* s) : section_(s && s->cgroups ? &*s->cgroups : nullptr) {}
+
+  const CgroupSample* find(std::string_view path, std::size_t position) {
+    if (section_ == nullptr) return nullptr;
+    const auto& all = section_->cgroups;
+    if (position < all.size() && all[position].path == path) return &all[position];
+    if (!indexed_) {
+      index_.reserve(all.size());
+      for (const CgroupSample& c : all) index_.emplace(c.path, &c);
+      indexed_ = true;
+    }
+    const auto it = index_.find(path);
+    return it == index_.end() ? nullptr : it->second;
+  }
+
+ private:
+  const CgroupSection* section_;
+  bool indexed_ = false;
+  std::unordered_map<std::string_view, const CgroupSample*> index_;
+};
 
 // The rate of `value` between a cgroup's sample at a window's start and now; absent when either
 // lacks it, no time passed, or it went down (a counter reset: the cgroup was re-created).
@@ -101,12 +151,20 @@ std::optional<double> cgroup_rate(const CgroupSample* then, const CgroupSample& 
 // memory.pressure_level: a listener at a level hears that level and those above, so the counts
 // are all events, medium and above, critical. Each level stands for its lower edge (low 0, medium
 // 0.60, critical 0.95), so the estimate errs low.
-std::optional<double> cgroup_reclaim_inefficiency(const CgroupSample* before, const CgroupSample& now, double seconds,
+std::optional<double> cgroup_reclaim_inefficiency(const CgroupSample* before, const StatValues& before_stat,
+                                                  const CgroupSample& now, const StatValues& now_stat, double seconds,
                                                   const StallThresholds& t) {
   if (before == nullptr || seconds <= 0) return std::nullopt;
-  const auto scanned = cgroup_rate(before, now, seconds, [](const CgroupSample& x) { return stat(x, "pgscan"); });
-  const auto stolen = cgroup_rate(before, now, seconds, [](const CgroupSample& x) { return stat(x, "pgsteal"); });
-  if (scanned && stolen) return reclaim_inefficiency(scanned, stolen, t.global_scan_min_pages_per_second);
+  const auto rate = [seconds](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+    if (!a || !b || *b < *a) return std::nullopt;
+    return (*b - *a) / seconds;
+  };
+  if (now_stat.pgscan && now_stat.pgsteal) {
+    const auto scanned = rate(before_stat.pgscan, now_stat.pgscan);
+    const auto stolen = rate(before_stat.pgsteal, now_stat.pgsteal);
+    if (!scanned || !stolen) return std::nullopt;
+    return reclaim_inefficiency(scanned, stolen, t.global_scan_min_pages_per_second);
+  }
   if (!now.notifications || !now.notifications->has_pressure_levels || !before->notifications ||
       !before->notifications->has_pressure_levels) {
     return std::nullopt;
@@ -147,8 +205,8 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
   const Snapshot* thrash_start = window_start(ring, current, thrashing_window);
   const double seconds = start ? seconds_between(*start, current) : 0;
   const double thrash_seconds = thrash_start ? seconds_between(*thrash_start, current) : 0;
-  const auto then = index_of(start);
-  const auto thrash_then = index_of(thrash_start);
+  EarlierCgroups then(start);
+  EarlierCgroups thrash_then(thrash_start);
   const auto stalls_now = subtree_stalls(current);
   const auto stalls_then = start ? subtree_stalls(*start) : decltype(stalls_now){};
   const auto unbacked = subtree_unbacked(current);
@@ -156,7 +214,9 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
   const double page_bytes = current.cgroups->page_bytes;
 
   out.reserve(current.cgroups->cgroups.size());
-  for (const CgroupSample& c : current.cgroups->cgroups) {
+  for (std::size_t position = 0; position < current.cgroups->cgroups.size(); ++position) {
+    const CgroupSample& c = current.cgroups->cgroups[position];
+    const StatValues stat = stat_values(c);
     CgroupFigures f;
     f.sample = &c;
     StallFigures& s = f.stall;
@@ -165,8 +225,7 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     if (c.pressure) f.signals.push_back(stall_signal::kPsi);
     if (current.reclaim_stall) f.signals.push_back(stall_signal::kEbpf);
 
-    const auto at_start = then.find(c.path);
-    const CgroupSample* before = at_start == then.end() ? nullptr : at_start->second;
+    const CgroupSample* before = then.find(c.path, position);
     s.psi_some_ratio = cgroup_rate(before, c, seconds, [](const CgroupSample& x) { return psi_seconds(x, false); });
     s.psi_full_ratio = cgroup_rate(before, c, seconds, [](const CgroupSample& x) { return psi_seconds(x, true); });
     s.limit_events_per_second = cgroup_rate(before, c, seconds, limit_events);
@@ -184,23 +243,22 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
         if (seconds > 0 && now_sum[i] >= then_sum[i]) *into[i] = (now_sum[i] - then_sum[i]) / seconds;
       }
     }
-    const auto thrash_it = thrash_then.find(c.path);
-    const CgroupSample* thrash_before = thrash_it == thrash_then.end() ? nullptr : thrash_it->second;
-    const auto refaults = cgroup_rate(thrash_before, c, thrash_seconds,
-                                      [](const CgroupSample& x) { return stat(x, "workingset_refault_file"); });
-    const auto file = stat(c, "file");
-    if (refaults && file && *file > 0) {
-      s.refault_ratio = *refaults < stall.refault_min_pages_per_second ? 0 : *refaults * thrash_seconds * page_bytes / *file;
+    const CgroupSample* thrash_before = thrash_then.find(c.path, position);
+    const StatValues thrash_stat = thrash_before ? stat_values(*thrash_before) : StatValues{};
+    if (thrash_before && thrash_seconds > 0 && stat.refault_file && thrash_stat.refault_file &&
+        *stat.refault_file >= *thrash_stat.refault_file && stat.file && *stat.file > 0) {
+      const double refaults = (*stat.refault_file - *thrash_stat.refault_file) / thrash_seconds;
+      s.refault_ratio = refaults < stall.refault_min_pages_per_second ? 0 : refaults * thrash_seconds * page_bytes / *stat.file;
     }
-    s.reclaim_inefficiency = cgroup_reclaim_inefficiency(thrash_before, c, thrash_seconds, stall);
+    s.reclaim_inefficiency = cgroup_reclaim_inefficiency(thrash_before, thrash_stat, c, stat, thrash_seconds, stall);
 
-    const double anon = stat(c, "anon").value_or(0);
-    const double shmem = stat(c, "shmem").value_or(0);
+    const double anon = stat.anon.value_or(0);
+    const double shmem = stat.shmem.value_or(0);
     double swap = 0;
     if (c.swap_usage_bytes) {
       swap = static_cast<double>(*c.swap_usage_bytes);
-    } else if (auto v1_swap = stat(c, "swap")) {
-      swap = *v1_swap;
+    } else if (stat.swap) {
+      swap = *stat.swap;
     }
     // RAM and swap apart: a job swapped out holds no RAM a RAM shortfall could get back.
     f.footprint_bytes = saturating_bytes(anon + shmem);
@@ -211,10 +269,10 @@ std::vector<CgroupFigures> CgroupFigureTracker::compute(const Snapshot& current,
     if (c.high_bytes && (!size || *c.high_bytes < *size)) size = c.high_bytes;
     if (size && c.usage_bytes) {
       f.size_bytes = size;
-      const std::uint64_t inactive = saturating_bytes(stat(c, "inactive_file").value_or(0));
+      const std::uint64_t inactive = saturating_bytes(stat.inactive_file.value_or(0));
       const std::uint64_t working_set = *c.usage_bytes > inactive ? *c.usage_bytes - inactive : 0;
       f.available_bytes = *size > working_set ? *size - working_set : 0;
-      const std::uint64_t file = saturating_bytes(stat(c, "file").value_or(0));
+      const std::uint64_t file = saturating_bytes(stat.file.value_or(0));
       const std::uint64_t beyond_cache = *c.usage_bytes > file ? *c.usage_bytes - file : 0;
       f.available_beyond_cache_bytes = *size > beyond_cache ? *size - beyond_cache : 0;
     }

@@ -16,7 +16,9 @@
 //   Report/json           the diagnosis report (/api/v1/diagnosis) of that snapshot, as JSON
 //   Scrape/diagnosis_on   the /metrics text of that snapshot, and
 //   Scrape/diagnosis_off  of the same snapshot without its derived figures: the ratio is what
-//                         the diagnosis adds to a scrape (target: within 1.1x)
+//                         the diagnosis adds to a scrape (target: within 1.1x); the summary
+//                         splits the bytes it adds into its own series and the detail series
+//                         (memory.stat, PSI averages) of the cgroups it names
 //   Record/snapshot       `memdiagd record`'s cost per sample: that snapshot (500 cgroups) as a
 //                         recording frame after the one before it (bytes per frame counted)
 //   Replay/snapshot       `diagnose --replay`'s per snapshot: the frame read back and assessed
@@ -27,7 +29,10 @@
 // container in each grows. Process CPU time per iteration; a summary prints the ratios.
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <set>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -57,6 +62,12 @@ constexpr std::size_t kRing = 300;
 constexpr std::size_t kPods = 50, kContainersPerPod = 9;  // 500 cgroups
 constexpr std::size_t kCgroupSnapshots = 15;
 constexpr std::uint64_t kMiB = 1 << 20;
+
+// The last scrape body rendered without (0) and with (1) the diagnosis.
+std::array<std::string, 2>& scrape_bodies() {
+  static std::array<std::string, 2> bodies;
+  return bodies;
+}
 
 // The made-up pods and containers as sampled `second` seconds into the ring.
 memdiag::CgroupSection cgroups_at(std::size_t second) {
@@ -260,11 +271,34 @@ void BM_Scrape(benchmark::State& state, bool diagnosis) {
     benchmark::DoNotOptimize(body);
   }
   state.counters["bytes"] = static_cast<double>(body.size());
-  if (const char* dump = std::getenv("DUMP_SCRAPE")) {
-    std::FILE* f = std::fopen((std::string(dump) + (diagnosis ? ".on" : ".off")).c_str(), "w");
-    std::fwrite(body.data(), 1, body.size(), f);
-    std::fclose(f);
+  scrape_bodies()[diagnosis ? 1 : 0] = body;
+}
+
+// What the diagnosis adds to a scrape, by bytes: its own families (levels, reasons, roles,
+// shortfalls: absent from the scrape without it), and the detail series (memory.stat keys, PSI
+// averages) of the cgroups it names, which the cgroup source gives only to the cgroups that
+// matter now (exporters/prometheus/cgroup_detail.hpp).
+struct ScrapeGrowth {
+  std::size_t own_bytes = 0;
+  std::size_t detail_bytes = 0;
+};
+ScrapeGrowth scrape_growth(const std::string& off, const std::string& on) {
+  const auto family = [](std::string_view line) { return line.substr(0, line.find_first_of("{ ")); };
+  std::set<std::string_view> families_off;
+  for (std::string_view rest = off; !rest.empty();) {
+    const std::string_view line = rest.substr(0, rest.find('\n'));
+    rest.remove_prefix(std::min(rest.size(), line.size() + 1));
+    if (!line.empty() && line[0] != '#') families_off.insert(family(line));
   }
+  ScrapeGrowth g;
+  for (std::string_view rest = on; !rest.empty();) {
+    const std::string_view line = rest.substr(0, rest.find('\n'));
+    rest.remove_prefix(std::min(rest.size(), line.size() + 1));
+    if (!line.empty() && line[0] != '#' && !families_off.contains(family(line))) g.own_bytes += line.size() + 1;
+  }
+  const std::size_t added = on.size() > off.size() ? on.size() - off.size() : 0;
+  g.detail_bytes = added > g.own_bytes ? added - g.own_bytes : 0;
+  return g;
 }
 
 // Two consecutive snapshots with the 500 cgroups, the second a second after the first.
@@ -320,6 +354,20 @@ void BM_RingRecent(benchmark::State& state) {
   }
 }
 
+std::string scrape_growth_summary() {
+  const auto& bodies = scrape_bodies();
+  if (bodies[0].empty() || bodies[1].empty()) return {};
+  const ScrapeGrowth g = scrape_growth(bodies[0], bodies[1]);
+  const double off = static_cast<double>(bodies[0].size());
+  char out[512];
+  std::snprintf(out, sizeof out,
+                "\n  by bytes: without %.0f kB; the diagnosis' own series add %.0f kB (%.3fx), the detail series of "
+                "the cgroups it names %.0f kB (%.3fx with both)",
+                off / 1e3, static_cast<double>(g.own_bytes) / 1e3, (off + static_cast<double>(g.own_bytes)) / off,
+                static_cast<double>(g.detail_bytes) / 1e3, static_cast<double>(bodies[1].size()) / off);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -352,6 +400,7 @@ int main(int argc, char** argv) {
             << "\nscrape with the diagnosis / without: " << reporter.cpu_us("Scrape/diagnosis_on") << " / "
             << reporter.cpu_us("Scrape/diagnosis_off") << " us, ratio "
             << reporter.cpu_us("Scrape/diagnosis_on") / reporter.cpu_us("Scrape/diagnosis_off") << " (target <= 1.1)"
+            << scrape_growth_summary()
             << "\nrecording a snapshot with 500 cgroups: " << reporter.cpu_us("Record/snapshot")
             << " us CPU, against a sample of the node sources: ratio "
             << reporter.cpu_us("Record/snapshot") / sample_us << "\n";

@@ -17,8 +17,10 @@ def prepare(lab):
 PHASES = [("stall", 10, lambda lab: lab.start("thrash", lab.cg("/held"), "thrash", lab.data)),
           ("after", 8, lambda lab: lab.stop("thrash"))]
 
+# The stall only has to set a level for the hold to keep: medium at least. It read high in most
+# runs, medium once under a loaded suite (PSI some avg10 9 %); what is checked is what follows.
 EXPECT = [
-    eventually(check("/held", "level", ">=", "high"), phase="stall"),
+    eventually(check("/held", "level", ">=", "medium"), phase="stall"),
     always(all_of(check("/held", "reasons", "nonempty"), check("/held", "named", "nonempty"),
                   check("/held", "zero_stall_victims", "empty")),
            phase="after", only_if=check("/held", "level", ">=", "low")),
