@@ -333,7 +333,7 @@ def expected_overcommit(procfs):
     return out
 
 
-_STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "thrashing", "oom_kill",
+_STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "thrashing", "reclaim_inefficient", "oom_kill",
                   "swap_exhausted", "slow_faults", "hard_faults", "low_memory")
 
 

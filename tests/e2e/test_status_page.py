@@ -209,7 +209,8 @@ def get_json(daemon, path):
 class StallingTree:
     """tests/fixtures/cgroup-v2 with kernel-6.18's vmstat, PSI and vm sysctls, copied under
     `root`, and a thread that advances, every 100 ms: node memory PSI (some 40 %, full 10 % of
-    the time), pgscan_direct and workingset_refault_file, and one small container's
+    the time), pgscan_direct and pgsteal_direct (direct reclaim freeing 80 % of what it scans,
+    as it does when it works) and workingset_refault_file, and one small container's
     memory.pressure (some 30 %), which makes it a victim. The daemon keeps these files open and
     reads them again from offset 0, so they are rewritten in place at a fixed length. A copy of a
     1 GB container under a name made of markup, holding a little more, is the first contributor."""
@@ -244,7 +245,7 @@ class StallingTree:
         self.vmstat = os.path.join(root, "proc", "vmstat")
         with open(self.vmstat) as f:
             self.vmstat_text = f.read()
-        for line in ("pgscan_direct 0", "workingset_refault_file 45692"):
+        for line in ("pgscan_direct 0", "pgsteal_direct 0", "workingset_refault_file 45692"):
             assert "\n%s\n" % line in self.vmstat_text, line
         self.stop_event = threading.Event()
         self.start = time.monotonic()
@@ -274,6 +275,7 @@ class StallingTree:
         self.put(self.victim_psi, self.psi(int(seconds * 0.3e6), int(seconds * 0.05e6)), create)
         self.put(self.vmstat, self.vmstat_text
                  .replace("\npgscan_direct 0\n", "\npgscan_direct %012d\n" % int(seconds * 5000))
+                 .replace("\npgsteal_direct 0\n", "\npgsteal_direct %012d\n" % int(seconds * 4000))
                  .replace("\nworkingset_refault_file 45692\n",
                           "\nworkingset_refault_file %012d\n" % (45692 + int(seconds * 800))), create)
 
