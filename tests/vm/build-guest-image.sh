@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the guest's root file system image from Debian packages (mmdebstrap: systemd as PID 1,
+# cgroup v2 unified, journald, systemd-oomd, curl, python3, and the libraries the .deb needs),
+# as an ext4 image, cached outside the checkout and rebuilt only when this recipe (this file,
+# the runner, the unit) or the package list changes.
+#   tests/vm/build-guest-image.sh [EXTRA_PACKAGES...]   prints the image's path
+# EXTRA_PACKAGES: the .deb's Depends (run-vm.sh passes them), part of the cache key.
+# The cache: $MEMDIAG_VM_CACHE (default /var/cache/memdiag/vm).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${MEMDIAG_VM_CACHE:-/var/cache/memdiag/vm}"
+packages=(systemd-sysv systemd-oomd udev kmod dbus procps curl python3 "$@")
+key=$( { cat "$here/build-guest-image.sh" "$here/guest-runner.sh"; printf '%s\n' "${packages[@]}" | sort -u; } \
+       | sha256sum | cut -c1-16)
+image="$cache/guest-$key.img"
+if [[ -s $image ]]; then
+  echo "$image"
+  exit 0
+fi
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+include=$(printf '%s\n' "${packages[@]}" | sort -u | paste -sd, -)
+# minbase: no recommends, no docs beyond what dpkg keeps; the host's apt sources name the archive.
+mmdebstrap --variant=minbase --include="$include" \
+  --customize-hook='echo memdiag-guest > "$1/etc/hostname"' \
+  --customize-hook='printf "/dev/vda / ext4 defaults 0 1\n" > "$1/etc/fstab"' \
+  --customize-hook='passwd --root "$1" -d root' \
+  --customize-hook="install -m 0755 '$here/guest-runner.sh' \"\$1/usr/local/sbin/memdiag-vm-run\"" \
+  --customize-hook='printf "%s\n" "[Unit]" "Description=Run the memdiag VM scenarios from the data disk" \
+      "After=multi-user.target" "[Service]" "Type=oneshot" "ExecStart=/usr/local/sbin/memdiag-vm-run" \
+      "StandardOutput=journal+console" "[Install]" "WantedBy=multi-user.target" \
+      > "$1/etc/systemd/system/memdiag-vm-run.service"' \
+  --customize-hook='chroot "$1" systemctl enable memdiag-vm-run.service' \
+  --customize-hook='chroot "$1" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 2>/dev/null || true' \
+  bookworm "$work/root" >&2
+# 2 GiB sparse: the root holds ~300 MB; the rest is room for the .deb and the scenarios' files.
+truncate -s 2G "$work/root.img"
+mkfs.ext4 -q -L memdiag-root -d "$work/root" "$work/root.img"
+mv "$work/root.img" "$image"
+echo "$image"

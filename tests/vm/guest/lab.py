@@ -1,0 +1,86 @@
+"""What the guest's scenarios share (python3 in the guest, standard library only): the daemon's
+HTTP answers, systemd, cgroup v2 files, workloads in transient units, and checks that record
+what was asserted and what was seen."""
+import json
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+LISTEN = "127.0.0.1:9842"
+CGROUP = "/sys/fs/cgroup"
+MiB = 1 << 20
+
+
+class Lab:
+    def __init__(self, name):
+        self.name = name
+        self.checks = []
+
+    # --- checks ---
+    def check(self, what, ok, seen=None):
+        self.checks.append({"check": what, "ok": bool(ok), "seen": seen})
+        print("%s %s: %s%s" % ("ok  " if ok else "FAIL", self.name, what, "" if seen is None else " (seen: %s)" % seen),
+              flush=True)
+        return bool(ok)
+
+    def eventually(self, what, probe, timeout, interval=0.5):
+        """Polls probe() (returns (ok, seen)) until ok or the timeout; records the last seen."""
+        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        while True:
+            ok, seen = probe()
+            if ok or time.monotonic() > deadline:
+                return self.check("%s (within %g s, after %.1f s)" % (what, timeout, time.monotonic() - started),
+                                  ok, seen)
+            time.sleep(interval)
+
+    # --- the daemon ---
+    @staticmethod
+    def get(path, timeout=5):
+        with urllib.request.urlopen("http://%s%s" % (LISTEN, path), timeout=timeout) as r:
+            return r.status, r.read().decode()
+
+    def diagnosis(self):
+        return json.loads(self.get("/api/v1/diagnosis")[1])
+
+    def metrics(self):
+        samples = {}
+        for line in self.get("/metrics")[1].splitlines():
+            if not line or line[0] == "#":
+                continue
+            m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$", line)
+            if m:
+                samples[(m.group(1), m.group(2) or "")] = float(m.group(3))
+        return samples
+
+    @staticmethod
+    def sh(*argv, check=True, timeout=60):
+        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), p.returncode, p.stderr.strip()[-500:]))
+        return p
+
+    # --- workloads: transient services under a slice (systemd-run), stopped at the end ---
+    def service(self, unit, slice_, argv, properties=()):
+        cmd = ["systemd-run", "--unit", unit, "--slice", slice_, "--collect", "-p", "MemoryAccounting=yes"]
+        for p in properties:
+            cmd += ["-p", p]
+        self.sh(*(cmd + list(argv)))
+        self.units.append(unit)
+
+    units = []
+
+    def stop_all(self):
+        for unit in self.units:
+            subprocess.run(["systemctl", "stop", unit], capture_output=True)
+        self.units = []
+
+
+def scope(report, path):
+    """The cgroup scope `path` of a diagnosis report, or None."""
+    for s in report.get("cgroups", []):
+        if s.get("cgroup") == path:
+            return s
+    return None

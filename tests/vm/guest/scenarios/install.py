@@ -1,0 +1,35 @@
+"""The README's set-up on a systemd, cgroup v2 host: the .deb installed, `systemctl enable --now
+memdiagd` the whole set-up; every source up (or saying why it cannot be), nothing degraded,
+`systemctl status` showing the verdict line, and the shipped config passing --check-config."""
+import time
+
+DEB = "/mnt/vm/memdiag.deb"
+
+
+def run(lab):
+    lab.sh("dpkg", "-i", DEB, timeout=120)
+    lab.sh("systemctl", "enable", "--now", "memdiagd", timeout=120)
+
+    def healthy():
+        try:
+            return lab.get("/healthz")[0] == 200, None
+        except OSError as e:
+            return False, str(e)
+    lab.eventually("/healthz answers 200", healthy, 60)
+    time.sleep(5)  # a few samples, so every source has had its first try
+    report = lab.diagnosis()
+    down = [(s["source"], s["error"]) for s in report.get("sources_down", [])]
+    lab.check("every source is up", not down, down)
+    journal = lab.sh("journalctl", "-u", "memdiagd", "--no-pager", "-o", "cat").stdout
+    degraded = [line for line in journal.splitlines() if "degraded" in line]
+    lab.check("no source says it is degraded", not degraded, degraded[:5])
+    status = lab.sh("systemctl", "status", "memdiagd", "--no-pager", check=False).stdout
+    lab.check("systemctl status shows the verdict line", "Status: \"stall" in status or "Status: \"" in status,
+              [line.strip() for line in status.splitlines() if "Status:" in line])
+    check = lab.sh("memdiagd", "--check-config", "--config", "/etc/memdiag/memdiagd.yaml", check=False)
+    lab.check("the shipped config passes --check-config", check.returncode == 0, check.stderr.strip()[-300:])
+    samples = lab.metrics()
+    # The unit's own cgroup under system.slice is there, with its usage, read from cgroup v2.
+    usage = {labels: v for (name, labels), v in samples.items() if name == "memdiag_cgroup_memory_usage_bytes"}
+    lab.check("the cgroup source reads memdiagd.service's cgroup",
+              any("memdiagd.service" in labels and v > 0 for labels, v in usage.items()), sorted(usage)[:5])
