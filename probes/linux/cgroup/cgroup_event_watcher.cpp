@@ -161,6 +161,12 @@ void CgroupEventWatcher::watch(const std::vector<std::string>& dirs) {
       next.emplace(dir, std::move(it->second));
       continue;
     }
+    // A v2 cgroup without memory.events has nothing to watch: the root (nothing limits it, so
+    // the kernel gives it no events file) or a cgroup whose parent does not enable the memory
+    // controller. Neither is a watch that failed.
+    if (kind_ == Kind::kV2Inotify && ::access((dir + "/memory.events").c_str(), F_OK) != 0 && errno == ENOENT) {
+      continue;
+    }
     auto reg = register_dir(dir);
     if (reg) {
       next.emplace(dir, std::move(reg).value());

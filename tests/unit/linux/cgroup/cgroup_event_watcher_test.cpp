@@ -136,12 +136,25 @@ TEST(CgroupEventWatcherV2, SaysWhyACgroupCannotBeWatched) {
   watcher.watch({});
   watcher.watch({cgroup.dir()});
   EXPECT_EQ(watcher.unwatchable_reason(), "memory.events has no readable oom counter");
-  fs::remove(cgroup.dir() + "/memory.events");
-  watcher.watch({cgroup.dir()});
-  EXPECT_EQ(watcher.unwatchable_reason(), "inotify watch on memory.events: No such file or directory");
   cgroup.write_events(0, 0);  // the next watch() tries again, and the reason goes
   watcher.watch({cgroup.dir()});
   EXPECT_EQ(watcher.watched(), 1u);
+  EXPECT_EQ(watcher.unwatchable_reason(), "");
+}
+
+// The v2 root has no memory.events (nothing limits it), nor has a cgroup whose parent does not
+// enable the memory controller: nothing to watch there, and no reason to say the source is
+// degraded (Debian 12's own kernel said so at every start).
+TEST(CgroupEventWatcherV2, ACgroupWithoutMemoryEventsIsNotWatchedAndNoReason) {
+  ScratchCgroup root;
+  fs::remove(root.dir() + "/memory.events");
+  fs::create_directory(root.dir() + "/child");
+  std::ofstream(root.dir() + "/child/memory.events") << "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n";
+  CgroupEventWatcher watcher(CgroupEventWatcher::Kind::kV2Inotify, 20ms);
+  watcher.watch({root.dir(), root.dir() + "/child"});
+  EXPECT_EQ(watcher.watched(), 1u);
+  EXPECT_FALSE(watcher.counts(root.dir()).has_value());
+  EXPECT_TRUE(watcher.counts(root.dir() + "/child").has_value());
   EXPECT_EQ(watcher.unwatchable_reason(), "");
 }
 
