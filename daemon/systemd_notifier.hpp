@@ -1,4 +1,4 @@
-// memdiagd under systemd (deploy/systemd/memdiagd.service, Type=notify; issue 16): what the
+// memdiagd under systemd (deploy/systemd/memdiagd.service, Type=notify): what the
 // service manager hears, through libsystemd's sd_notify.
 //   - READY=1 after the first sample, not at start: until then /metrics has nothing to say.
 //   - WATCHDOG=1 after every sample, from the sampler's thread: a sampler stuck in a kernel read

@@ -1,4 +1,4 @@
-// The status page at / (issue 16, "a page for people"): one constant HTML document, with its
+// The status page at / ("a page for people"): one constant HTML document, with its
 // style and script inline and no other asset, so it works offline and behind any proxy. Its
 // script fetches /api/v1/diagnosis and /api/v1/history every 5 s and draws the verdicts and
 // their reasons, contributors and victims, the overcommit picture, the promise holders and

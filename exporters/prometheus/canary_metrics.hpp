@@ -1,4 +1,4 @@
-// memdiag_canary_* and memdiag_allocator_* series from the canary source's section (issue 6):
+// memdiag_canary_* and memdiag_allocator_* series from the canary source's section:
 // page-fault and cycle latency histograms of the daemon's canary and of each cgroup canary, their
 // counters, and the canary allocator's accounting.
 #pragma once

@@ -1,4 +1,4 @@
-// The diagnosis beyond the node's stall level (issue 14): each cgroup scope's stall level, the
+// The diagnosis beyond the node's stall level: each cgroup scope's stall level, the
 // roles and contribution of members in stalling scopes, relief, shortfall and the forecast.
 #pragma once
 

@@ -1,4 +1,4 @@
-// memdiag_process_* and memdiag_map_areas_* series from the process source's section (issue 5):
+// memdiag_process_* and memdiag_map_areas_* series from the process source's section:
 // the selected processes' map counts and memory, the processes above the map-count threshold,
 // the node's highest ratio, the ratio histogram and per-cgroup sums.
 #pragma once

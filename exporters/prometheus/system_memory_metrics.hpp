@@ -1,4 +1,4 @@
-// The OS-neutral series (issue 15): the same names on Linux and Windows, so one dashboard and
+// The OS-neutral series: the same names on Linux and Windows, so one dashboard and
 // one set of alerts cover a mixed fleet.
 // - From SystemMemory, on every platform: memdiag_memory_{total,available}_bytes,
 //   memdiag_swap_{total,free}_bytes (Windows: the page files), memdiag_commit_charge_bytes and

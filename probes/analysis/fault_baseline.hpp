@@ -1,4 +1,4 @@
-// The canary's page faults against their own calm baseline (issue 14, reason `slow_faults`):
+// The canary's page faults against their own calm baseline (reason `slow_faults`):
 // how much slower a fresh page is handed to a thread now than when the node was calm, measured
 // on this host, never a hard-coded latency (a page fault costs ~0.25 us on one machine and
 // several on another: PLATFORM.md). The canary (probes/canary) touches a fresh working set

@@ -1,4 +1,4 @@
-// The overcommit-risk model (issue 14): how much the node has promised that it cannot all pay,
+// The overcommit-risk model: how much the node has promised that it cannot all pay,
 // in the terms of its overcommit mode.
 //
 // - Mode never (Linux vm.overcommit_memory=2, Windows always): the kernel refuses a commit past

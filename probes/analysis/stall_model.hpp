@@ -1,4 +1,4 @@
-// The stall model (issue 14): is the node stalling on memory right now, how badly, and why.
+// The stall model: is the node stalling on memory right now, how badly, and why.
 //
 // The level comes from how much time tasks spent waiting for memory over the last `window`
 // (2 s): PSI some and full, differenced from their `total` counters over the snapshot ring (1 s

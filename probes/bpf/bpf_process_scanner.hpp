@@ -1,4 +1,4 @@
-// The eBPF process scanner (issue 5): TaskMapsIterator's records, with their memory cgroup ids
+// The eBPF process scanner: TaskMapsIterator's records, with their memory cgroup ids
 // named through CgroupIdMap (ids are the memory hierarchy's directory inode numbers).
 #pragma once
 

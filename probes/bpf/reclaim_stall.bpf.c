@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reclaim-stall tracing (issue #4): how long tasks wait in direct reclaim, memcg reclaim,
+/* Reclaim-stall tracing: how long tasks wait in direct reclaim, memcg reclaim,
  * soft-limit reclaim, direct compaction and reclaim throttling, as log2 histograms per
  * {kind, memory cgroup}, plus OOM victims per memory cgroup. Everything is aggregated in the
  * kernel; user space only reads the maps, so the cost does not grow with the event rate.

@@ -1,4 +1,4 @@
-// Reclaim-stall tracing (issue #4), user-space half: loads reclaim_stall.bpf.c (CO-RE, one
+// Reclaim-stall tracing, user-space half: loads reclaim_stall.bpf.c (CO-RE, one
 // object for every kernel with BTF), attaches it, and reads its in-kernel histograms back as
 // plain data. Loading costs tens of milliseconds once, in a short-lived child process
 // (bpf_loader_child.hpp) so libbpf's parse of the kernel's BTF never weighs on the daemon; the

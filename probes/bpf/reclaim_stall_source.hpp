@@ -1,4 +1,4 @@
-// The eBPF reclaim-stall source (issue 4): loads the probe once, reads its histograms every
+// The eBPF reclaim-stall source: loads the probe once, reads its histograms every
 // sample, names the cgroups (ids are the inode numbers of the memory hierarchy's directories)
 // and keeps the most stalled ones within the cap. A cgroup removed for longer than
 // `retain_removed` is forgotten in the kernel maps and its counts folded into the node totals,

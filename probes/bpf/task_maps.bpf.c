@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Per-process map counts and RSS split (issue #5): an iter/task program that writes one
+/* Per-process map counts and RSS split: an iter/task program that writes one
  * struct memdiag_task_maps per process (thread-group leader with an mm) into the iterator's
  * seq_file. User space reads the records with read() on an iterator fd: no maps, no per-pid
  * /proc walks, one pass over the task list per scan. */
@@ -79,7 +79,7 @@ static __always_inline int dump_one(struct bpf_iter__task *ctx, bool old_layout)
   rec.rss_shmem_pages = rss_counter(mm, MEMDIAG_MM_SHMEMPAGES, old_layout);
   rec.swap_entries = rss_counter(mm, MEMDIAG_MM_SWAPENTS, old_layout);
   rec.total_vm_pages = mm->total_vm;
-  /* What the process was promised privately (issue 14): the fields VmData and VmStk show. */
+  /* What the process was promised privately: the fields VmData and VmStk show. */
   rec.data_vm_pages = mm->data_vm;
   rec.stack_vm_pages = mm->stack_vm;
   rec.memcg_id = memcg_id_of(task);

@@ -1,4 +1,4 @@
-// Per-process map counts and RSS split (issue #5), eBPF half: an iter/task program
+// Per-process map counts and RSS split, eBPF half: an iter/task program
 // (task_maps.bpf.c) walks the kernel's task list once per scan and emits one binary record per
 // process; no /proc/PID/maps reads. Loading + attaching costs tens of milliseconds once, in a
 // short-lived child process (bpf_loader_child.hpp: libbpf's parse of the kernel's BTF is paid

@@ -1,4 +1,4 @@
-// A canary in a child process (issue 6, issue 13): `program --canary-child ...` (memdiagd run
+// A canary in a child process: `program --canary-child ...` (memdiagd run
 // again, canary_child_main.hpp) runs the canary's cycles and sends a CanaryChildReport through a
 // pipe after each one; poll() keeps the latest. The daemon's own canary runs this way, in the
 // daemon's memory cgroup, so its working set is never in the daemon's RSS and its page faults

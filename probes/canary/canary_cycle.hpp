@@ -1,4 +1,4 @@
-// One canary cycle (issue 6): allocate a working set across size classes from the canary's own
+// One canary cycle: allocate a working set across size classes from the canary's own
 // allocator, touch every page once timing each first touch (a page fault, since the previous
 // cycle gave its pages back), free it all and return the memory to the OS so that the next
 // cycle faults again. The figure is a direct reading of "how long does this node take to give

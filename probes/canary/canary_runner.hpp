@@ -1,4 +1,4 @@
-// The canary (issue 6): a cycle (canary_cycle.hpp) at every tick(), every `interval` on a
+// The canary: a cycle (canary_cycle.hpp) at every tick(), every `interval` on a
 // thread of its own after start(), on an allocator instance of its own with a hard ceiling. It
 // must never add to a crisis: when node memory PSI `full` (avg10) is at or above
 // `backoff_psi_full`, due cycles are skipped and counted until it drops. Its counters live in

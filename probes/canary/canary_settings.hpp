@@ -1,5 +1,5 @@
 // The canary source's options (`sources.canary` in the config): the daemon's page-fault canary
-// and optional ones inside chosen cgroups (issue 6), each a child process.
+// and optional ones inside chosen cgroups, each a child process.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// The canary source (issue 6): starts the daemon's canary and the canaries of the configured
+// The canary source: starts the daemon's canary and the canaries of the configured
 // cgroups, each a child process (canary_child.hpp; the daemon's own stays in the daemon's
 // cgroup), and puts their cumulative readings and the daemon's canary allocator's stats into
 // each Snapshot. Sampling only copies the latest report each child sent: the page faults happen

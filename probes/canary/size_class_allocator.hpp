@@ -1,4 +1,4 @@
-// memdiag's size-class allocator (issue 6), a library usable on its own and the engine of the
+// memdiag's size-class allocator, a library usable on its own and the engine of the
 // daemon's canary. Two seed incidents shaped it:
 //   - an allocator whose freed spans never lowered its "held" bytes hit its 8 GB ceiling: here
 //     held bytes are always true, a ceiling first releases free spans, then fails cleanly;

@@ -1,4 +1,4 @@
-// The canary's part of a Snapshot (issue 6): how long this node takes to give a thread a page
+// The canary's part of a Snapshot: how long this node takes to give a thread a page
 // right now, read by the daemon's own canary (and optional canaries inside chosen cgroups),
 // plus the stats of the allocator the canary runs on. Counts are cumulative since start.
 #pragma once

@@ -1,4 +1,4 @@
-// How much has been promised that cannot all be paid (issue 14, the overcommit-risk model,
+// How much has been promised that cannot all be paid (the overcommit-risk model,
 // probes/analysis/overcommit_model.hpp): the figures, mode-aware, and the risk they make.
 // Plain data, computed once per sample and rendered from here.
 #pragma once

@@ -1,6 +1,6 @@
 // Who causes the pressure and who suffers it, within a pressured scope (the node, or a cgroup
 // with a limit: reclaim happens at both), how much stopping each cause would free against what
-// is missing, and when the scope runs out at the present rate (issue 14:
+// is missing, and when the scope runs out at the present rate (see
 // probes/analysis/pressure_roles.hpp and forecast.hpp). Plain data, computed once per sample.
 #pragma once
 

@@ -22,7 +22,7 @@ struct ProcessMemory {
   std::uint64_t virtual_bytes = 0;
   std::optional<std::uint32_t> map_areas;  // where the system counts mappings
   // The private memory the process has been promised, and the part of it not backed by
-  // memory (an estimate; issue 14). Linux: VmData + VmStk, and that less RssAnon and VmSwap,
+  // memory (an estimate). Linux: VmData + VmStk, and that less RssAnon and VmSwap,
   // floored at 0 (see ProcessMaps). Windows will fill them from PROCESS_MEMORY_COUNTERS_EX2:
   // PrivateUsage (the process's commit charge) and PrivateUsage - PrivateWorkingSetSize (the
   // charge not in the working set; it still holds what sits in the page file, which the Linux

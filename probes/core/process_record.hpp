@@ -1,4 +1,4 @@
-// One process as a process scanner reads it (issue 5): how many mappings it has against
+// One process as a process scanner reads it: how many mappings it has against
 // vm.max_map_count, and what memory it holds. Both scanners fill the same record: the eBPF
 // task iterator (probes/bpf/task_maps_iterator) and the /proc reader (probes/linux/
 // proc_process_scanner) that stands in when BPF cannot load.
@@ -27,7 +27,7 @@ struct ProcessMaps {
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;
   std::uint64_t virtual_bytes = 0;
-  // The private memory the process has been promised (issue 14): (mm->data_vm + mm->stack_vm)
+  // The private memory the process has been promised: (mm->data_vm + mm->stack_vm)
   // pages, i.e. /proc/PID/status VmData + VmStk. data_vm counts the private writable mappings
   // that are not stacks (anonymous, brk heap, or of a file), stack_vm the stacks. The kernel
   // charges Committed_AS for private writable mappings (accountable_mapping()) and for stack

@@ -1,4 +1,4 @@
-// The process source's part of a Snapshot (issue 5): which processes are closest to
+// The process source's part of a Snapshot: which processes are closest to
 // vm.max_map_count and which hold the most memory, how all processes spread over the map-count
 // ratio, and per-cgroup sums of their memory and of the private memory they were promised.
 // Bounded by configuration: top-N by ratio, top-N by RSS, top-N by unbacked promise, the
@@ -21,7 +21,7 @@ enum ProcessSelectedFor : std::uint8_t {
   kTopResident = 2,    // among the top-N by resident memory
   kAboveThreshold = 4, // map count at or above threshold x max_map_count
   kSelf = 8,           // the daemon itself
-  kTopUnbacked = 16,   // among the top-N by unbacked promise (issue 14)
+  kTopUnbacked = 16,   // among the top-N by unbacked promise
 };
 
 struct SelectedProcess {
@@ -60,7 +60,7 @@ struct CgroupProcessTotals {
   std::uint64_t rss_file_bytes = 0;
   std::uint64_t rss_shmem_bytes = 0;
   std::uint64_t swap_bytes = 0;
-  // Sums of the per-process figures (issue 14): the promises this cgroup's processes hold.
+  // Sums of the per-process figures: the promises this cgroup's processes hold.
   std::uint64_t committed_private_bytes = 0;
   std::uint64_t unbacked_promise_bytes = 0;
 

@@ -1,5 +1,5 @@
-// From every process of a scan to the bounded set the exporter shows (issue 5): top-N by
-// map-count ratio, top-N by resident memory, top-N by unbacked promise (issue 14), every
+// From every process of a scan to the bounded set the exporter shows: top-N by
+// map-count ratio, top-N by resident memory, top-N by unbacked promise, every
 // process at or above the threshold (up to a cap), the daemon itself; the ratio histogram,
 // node-wide promise sums and per-cgroup sums over all processes. Pure: the cgroup names come
 // from a callback, so it is tested without a kernel.

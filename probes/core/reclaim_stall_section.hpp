@@ -1,4 +1,4 @@
-// The eBPF reclaim-stall source's part of a Snapshot (issue 4): how long tasks waited in
+// The eBPF reclaim-stall source's part of a Snapshot: how long tasks waited in
 // reclaim, compaction and throttling, as log2 histograms per kind, for the node and per
 // memory cgroup, and the OOM victims per cgroup. Plain data; the exporter turns the slots into
 // Prometheus buckets.

@@ -1,4 +1,4 @@
-// What Windows says of its memory beyond the OS-neutral SystemMemory (issue 15): the commit
+// What Windows says of its memory beyond the OS-neutral SystemMemory: the commit
 // peak, the system cache, the kernel pools and the system's counts, from GetPerformanceInfo and
 // GlobalMemoryStatusEx (windows/performance_info). Plain numbers in bytes; a value Windows (or
 // wine, which leaves some at 0: PLATFORM.md) does not give is 0 or absent as marked.

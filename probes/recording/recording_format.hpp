@@ -1,4 +1,4 @@
-// A recording (issue 14): the snapshots a node produced, in order, in a compact file that
+// A recording: the snapshots a node produced, in order, in a compact file that
 // `memdiagd diagnose --replay` runs the same models over offline. Written by `memdiagd record`,
 // attached to tickets, and used by the model tests. Portable: Windows writes the same format.
 //
@@ -29,7 +29,7 @@
 namespace memdiag::recording {
 
 inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
-// Version 2 (issue 15) added the Windows memory and paging sections and each process's peak
+// Version 2 added the Windows memory and paging sections and each process's peak
 // resident size and page faults; a version 1 file reads as before, without them.
 // Version 3 added the cgroup limit tree (effective limits, the limited cgroups with their
 // headroom) and the process scan's RssAnon sum and uncharged reservations; older files read

@@ -1,4 +1,4 @@
-// memdiag's size-class allocator (probes/canary, issue 6) against glibc, jemalloc, mimalloc and
+// memdiag's size-class allocator (probes/canary) against glibc, jemalloc, mimalloc and
 // tcmalloc on the workloads of PLATFORM.md's allocator table, side by side in one run.
 //
 //   memdiag-alloc-bench [--all]                       every allocator x every workload

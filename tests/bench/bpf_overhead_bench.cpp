@@ -1,4 +1,4 @@
-// What the eBPF reclaim-stall probe costs a workload that reclaims all the time (issue 4's
+// What the eBPF reclaim-stall probe costs a workload that reclaims all the time (the probe's
 // benchmark). Needs root and a cgroup v1 memory hierarchy at /sys/fs/cgroup/memory (v1 or
 // hybrid); otherwise it prints "skipped: ..." and exits 0 without measuring anything.
 //

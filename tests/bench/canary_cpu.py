@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU cost of memdiagd's page-fault canary at its defaults (issue 6: under 1 % of a core).
+"""CPU cost of memdiagd's page-fault canary at its defaults (target: under 1 % of a core).
 
 Starts memdiagd with only the canary source on (its defaults unless --interval/--working-set
 say otherwise, but never backing off on PSI: this measures a cycle's cost), bound to 127.0.0.1,

@@ -1,7 +1,7 @@
-// What sampling the memory cgroups costs per cgroup, and what a scrape of them costs (issue 3's
-// benchmark), against real cgroups created for the purpose. Needs root and a cgroup v1 memory
-// hierarchy at /sys/fs/cgroup/memory (v1 or hybrid); otherwise it prints "skipped: ..." and
-// exits 0 without measuring anything.
+// What sampling the memory cgroups costs per cgroup, and what a scrape of them costs (the cgroup
+// source's benchmark), against real cgroups created for the purpose. Needs root and a cgroup v1
+// memory hierarchy at /sys/fs/cgroup/memory (v1 or hybrid); otherwise it prints "skipped: ..."
+// and exits 0 without measuring anything.
 //
 // It creates /sys/fs/cgroup/memory/memdiag-bench-<pid>/gNN/cNN (by default 40 groups of 50
 // leaves: 2,000 leaves, 2,041 cgroups with the groups and the parent) and, when the cgroup2

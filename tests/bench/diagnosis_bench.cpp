@@ -1,4 +1,4 @@
-// What the verdicts cost per sample (issue 14's target: the models over a 300-snapshot ring
+// What the verdicts cost per sample (the diagnosis target: the models over a 300-snapshot ring
 // under 1 ms CPU per sample), side by side with what the sample itself costs:
 //
 //   Sample/node_sources   the node sources (meminfo, vmstat, pressure, vm_sysctl) sampling into

@@ -1,10 +1,11 @@
-// What a full scan of every process's map count and memory costs (issue 5's benchmark), against
-// real processes created for the purpose: memdiag-map-areas-helper (tests/helpers) with
-// --mappings M --copies N, i.e. N processes of M separate mappings each (defaults 2,000 x 200),
-// started in its own v1 memory cgroup /sys/fs/cgroup/memory/memdiag-process-bench-<pid>
-// (memory.limit_in_bytes 4G) when that hierarchy exists and this runs as root, else without a
-// cgroup. Before anything is timed, each scanner's one scan is checked against the helper: it
-// must see all N helper processes with exactly the map count the helper reported.
+// What a full scan of every process's map count and memory costs (the process source's
+// benchmark), against real processes created for the purpose: memdiag-map-areas-helper
+// (tests/helpers) with --mappings M --copies N, i.e. N processes of M separate mappings each
+// (defaults 2,000 x 200), started in its own v1 memory cgroup
+// /sys/fs/cgroup/memory/memdiag-process-bench-<pid> (memory.limit_in_bytes 4G) when that
+// hierarchy exists and this runs as root, else without a cgroup. Before anything is timed, each
+// scanner's one scan is checked against the helper: it must see all N helper processes with
+// exactly the map count the helper reported.
 //
 //   ProcessScan/bpf_iter           TaskMapsIterator::scan(): the eBPF task iterator (needs root,
 //                                  BTF and a build with eBPF; otherwise reported as an error)

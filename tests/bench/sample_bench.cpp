@@ -1,7 +1,7 @@
 // What a sample and a render cost, against the real /proc of this machine.
 //
 //   FullSample              every node source sampling into a fresh Snapshot, back to back
-//                           (issue 2's target: < 100 us CPU)
+//                           (target: < 100 us CPU)
 //   FullSample/after_sleep  the same with 10 ms of sleep before each sample, as the sampler
 //                           thread runs: caches are cold, so this is what a sample costs in situ
 //   Source/<name>           one source alone, to see which one dominates
@@ -66,7 +66,7 @@ constexpr std::array<std::string_view, 4> kNodeSources = {"meminfo", "vmstat", "
 // serve its last values on most samples; 0 reads all 25 sysctl files every sample.
 std::vector<std::unique_ptr<Source>> make_sources(std::chrono::milliseconds sysctl_refresh) {
   std::vector<std::unique_ptr<Source>> sources;
-  // Not the cgroup source: its cost is per cgroup (issue 3's benchmark).
+  // Not the cgroup source: its cost is per cgroup (memdiag-cgroup-bench measures it).
   for (std::string_view name : kNodeSources) {
     auto source = name == "vm_sysctl"
                       ? memdiag::make_source(name, KernelPaths{}, memdiag::VmSysctlOptions{sysctl_refresh})

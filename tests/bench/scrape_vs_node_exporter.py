@@ -14,7 +14,7 @@ so machine noise hits both alike. Per exporter it reports:
   RSS              VmRSS when ready and after the scrapes
   size             samples and bytes per scrape
 
-then the ratios memdiagd/node_exporter and whether issue 2's targets hold (CPU per scrape at
+then the ratios memdiagd/node_exporter and whether the targets hold (CPU per scrape at
 most 1/10 of node_exporter's, RSS at most 1/2). Each round starts fresh processes; the figures
 printed are the medians over the rounds. Standard library only.
 """

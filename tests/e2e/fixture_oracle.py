@@ -223,9 +223,9 @@ def expected_processes(procfs, threshold):
     memory is exported), with `map_areas_threshold` = threshold. A process without VmSize in its
     status is a kernel thread: no memory, nothing to export. Map areas are the kernel's
     mm->map_count, which vm.max_map_count limits: the lines of maps, less the [vsyscall] gate
-    area that maps shows but that is no VMA of the process. The promise a process holds (README,
-    issue 14): committed private = VmData + VmStk; unbacked = that less RssAnon and VmSwap, never
-    below 0; the node-wide figure sums the unbacked over every process with memory."""
+    area that maps shows but that is no VMA of the process. The promise a process holds (README):
+    committed private = VmData + VmStk; unbacked = that less RssAnon and VmSwap, never below 0;
+    the node-wide figure sums the unbacked over every process with memory."""
     max_map_count = int(_read(os.path.join(procfs, "sys", "vm", "max_map_count")))
     out, ratios = {}, {}
     unbacked_total = 0

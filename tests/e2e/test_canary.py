@@ -1,11 +1,11 @@
-"""The canary against the real kernel (issue 6), through the real daemon's /metrics: the daemon's
+"""The canary against the real kernel, through the real daemon's /metrics: the daemon's
 own canary faults its working set in every cycle (page faults, not resident touches) and gives
 it back; with node memory PSI at or above the configured threshold it skips its cycles, also
 when the test makes real memory pressure, and resumes when it is gone; and a canary inside a
 memory cgroup whose limit keeps reclaim going (a page-cache workload larger than the limit, made
 by the test) reports slower page faults than one in an idle cgroup.
 
-The daemon's own canary runs in a child process (issue 13): memdiagd re-run as
+The daemon's own canary runs in a child process: memdiagd re-run as
 `--canary-child`, in the daemon's memory cgroup, its working set in the child's memory and not
 the daemon's (whose peak stays well below it); a child killed is started again within
 `restart_after` and the counters carry on; a SIGHUP that leaves the canary's settings alone
@@ -286,7 +286,7 @@ class CanaryTest(unittest.TestCase):
 
 
 class DaemonCanaryChildTest(unittest.TestCase):
-    """The daemon's own canary in a child process (issue 13)."""
+    """The daemon's own canary in a child process."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="memdiag-canary-child-", dir="/var/tmp")

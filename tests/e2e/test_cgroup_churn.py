@@ -1,4 +1,4 @@
-"""Cgroup churn against the real daemon (issue 3): memory cgroups created and deleted as fast as
+"""Cgroup churn against the real daemon: memory cgroups created and deleted as fast as
 the kernel allows while memdiagd samples every 100 ms and /metrics is scraped in parallel.
 
 Three churners run at once, all under top-level cgroups named memdiag-churn-<pid>-<n> (the

@@ -1,4 +1,4 @@
-"""`memdiagd diagnose` and /api/v1/diagnosis from outside (issue 14): against a running daemon
+"""`memdiagd diagnose` and /api/v1/diagnosis from outside: against a running daemon
 (JSON that parses, with the schema's fields; text in 80 columns), with no daemon listening and
 with one that accepts and never answers (both fall back to sampling this node, say so on
 stderr, and still print a report, in bounded time), and bad arguments or queries (exit 2, 400).

@@ -1,4 +1,4 @@
-"""The fleet view (issue 16) on one real Prometheus scraping three real memdiagd daemons on
+"""The fleet view on one real Prometheus scraping three real memdiagd daemons on
 distinct loopback ports, each its own `instance`, with the shipped alert and recording rules
 (deploy/prometheus/memdiag-recording.yml) loaded:
 - a stalling node: the fixture tree of test_status_page.py (tests/fixtures/cgroup-v2 with

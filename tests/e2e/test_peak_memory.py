@@ -1,5 +1,5 @@
 """The eBPF sources add nothing to the daemon's peak memory but their maps' descriptors and
-bookkeeping (issue 13 item 7): libbpf's parse of the kernel's BTF happens in the loader's
+bookkeeping: libbpf's parse of the kernel's BTF happens in the loader's
 child process (probes/bpf/bpf_loader_child.hpp), never in the daemon, so the peak cannot
 silently grow back (a load moved back in-process, a load retried while the last one's BTF is
 still held, module BTFs parsed as well).

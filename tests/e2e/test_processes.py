@@ -1,4 +1,4 @@
-"""The process source against real processes (issue 5): a helper program with a chosen number of
+"""The process source against real processes: a helper program with a chosen number of
 mappings that the kernel cannot merge, run in its own v1 memory cgroup, checked through the real
 daemon's /metrics with both scanners (the eBPF task iterator and /proc): its map count is exact,
 it is among the top processes, a low configured threshold puts it into the above-threshold

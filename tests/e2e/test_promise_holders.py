@@ -1,4 +1,4 @@
-"""Who holds the promises (issue 14), through the real daemon's /metrics with both scanners: a
+"""Who holds the promises, through the real daemon's /metrics with both scanners: a
 child in its own v1 memory cgroup maps 8 GiB of private writable memory and does not touch it.
 vm.overcommit_memory 0 lets it (the heuristic refuses only a single mapping larger than RAM plus
 swap); the memory is promised, not used. The daemon must name that process (pid, comm) as the

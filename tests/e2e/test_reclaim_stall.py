@@ -1,4 +1,4 @@
-"""The eBPF reclaim-stall source against the real kernel (issue 4): a 256 MiB v1 memory cgroup,
+"""The eBPF reclaim-stall source against the real kernel: a 256 MiB v1 memory cgroup,
 a page-cache workload larger than the limit (memcg reclaim on every pass) and a stress-ng that
 the OOM killer takes, checked through the real daemon's /metrics: the cgroup's memcg histogram
 has a count and a sum, its buckets are cumulative and end at the count, the count agrees with

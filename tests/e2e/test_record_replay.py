@@ -1,4 +1,4 @@
-"""`memdiagd record` and `memdiagd diagnose --replay` from outside (issue 14): a recording of
+"""`memdiagd record` and `memdiagd diagnose --replay` from outside: a recording of
 this node replays into the same report as the daemon gives (origin "replay", one snapshot per
 sample, the recorder's host named); SIGINT ends a recording cleanly; a truncated recording is
 refused with exit 2 unless --allow-truncated, which replays what precedes the cut; garbage, an

@@ -1,5 +1,5 @@
 """SIGHUP must not cost memory: 1,000 reloads that change only sampler.interval leave the
-daemon's resident set where it was (issue 13 item 7).
+daemon's resident set where it was.
 
 What looked like a leak (9.2 -> 12.5 MiB after 300 reloads) was the snapshot ring filling up:
 every reload wakes the sampler, which takes a sample at once, so 300 reloads put up to 300

@@ -1,4 +1,4 @@
-"""Scrapes answer while the daemon's own memory cgroup reclaims (README "Hardening", issue 16).
+"""Scrapes answer while the daemon's own memory cgroup reclaims (README "Hardening").
 
 Two real daemons share one v1 memory cgroup with a limit: one with its memory locked
 (daemon.lock_memory: true, the default), one without (false). Beside them in that cgroup a

@@ -1,4 +1,4 @@
-"""The training-node seed in miniature, real, on this machine (issue 14): three jobs in memory
+"""The training-node seed in miniature, real, on this machine: three jobs in memory
 cgroups under one parent with a 640 MiB limit, each re-reading its own file, one of them also
 growing anonymous memory much faster, until the parent is at its limit and the readers' page
 cache is evicted under them. The real daemon (sampling every 500 ms) must raise the parent's

@@ -1,4 +1,4 @@
-"""The series budget at the defaults (issue 16, README "Series per node"): on a busy node (2,000
+"""The series budget at the defaults (README "Series per node"): on a busy node (2,000
 memory cgroups shaped like a Kubernetes node's containers, each with a limit and a process), the
 real daemon on the example config emits fewer than 3,000 samples per scrape, and still every
 family the dashboards, alerts and recording rules use that this node can have. The busy node is

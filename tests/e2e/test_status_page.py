@@ -1,4 +1,4 @@
-"""The status page at / in a real browser (issue 16, "a page for people"): Debian's headless
+"""The status page at / in a real browser ("a page for people"): Debian's headless
 Chromium loads it from the real daemon and runs its script under the page's own
 Content-Security-Policy. What it shows must be what /api/v1/diagnosis and /api/v1/history say,
 fetched right after the page was dumped (once more if a sample changed them in between): the

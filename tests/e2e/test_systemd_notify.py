@@ -1,4 +1,4 @@
-"""memdiagd as systemd's Type=notify service sees it (issue 16): the real daemon with
+"""memdiagd as systemd's Type=notify service sees it: the real daemon with
 NOTIFY_SOCKET pointing at a datagram socket this test reads, as systemd's would. READY=1 comes
 after the first sample (so /metrics already answers with one), STATUS= says the verdicts,
 WATCHDOG=1 follows every sample while WATCHDOG_USEC is set, SIGHUP is RELOADING=1 (with

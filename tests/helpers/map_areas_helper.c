@@ -1,5 +1,5 @@
-/* memdiag-map-areas-helper: a test program for issue 5 (per-process map counts). Used by the
- * end-to-end tests, unit tests and memdiag-process-bench.
+/* memdiag-map-areas-helper: a test program for the process source (per-process map counts).
+ * Used by the end-to-end tests, unit tests and memdiag-process-bench.
  *
  *   --mappings N   create N separate one-page anonymous read-write mappings the kernel cannot
  *                  merge (each with an unmapped one-page hole on both sides) and touch each

@@ -1,4 +1,4 @@
-// A forked child holding a known unbacked promise (issue 14), for the process scanners' live
+// A forked child holding a known unbacked promise, for the process scanners' live
 // tests: it maps `bytes` of private writable anonymous memory (charged to Committed_AS, counted
 // in VmData) and does not touch it, then touches the first part of it when told to, so the
 // test sees bytes move from unbacked to resident. Named `comm`; dies with its parent

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""memdiagd.exe under wine (issue 15): in the foreground with --console, and as a Windows service
+"""memdiagd.exe under wine: in the foreground with --console, and as a Windows service
 that wine's service manager creates, starts, reloads, stops and deletes, scraped over HTTP from
 Linux each time. Only values wine really provides are asserted (../../../shared/PLATFORM.md:
 commit charge and limit, physical memory, working sets; never commit peak, system cache,

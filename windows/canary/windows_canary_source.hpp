@@ -1,4 +1,4 @@
-// The canary on Windows (issue 15): the same cycle as Linux's (probes/canary/canary_cycle.hpp:
+// The canary on Windows: the same cycle as Linux's (probes/canary/canary_cycle.hpp:
 // allocate a working set across size classes from the canary's own allocator, now on its Windows
 // page layer, time the first touch of every page, free it and give it back with MEM_DECOMMIT so
 // the next cycle faults again), every `interval` on a thread of the daemon's own. Linux runs it

@@ -1,5 +1,5 @@
-// From what GetPerformanceInfo and GlobalMemoryStatusEx report to the snapshot's sections
-// (issue 15): the OS-neutral SystemMemory the models read, and the Windows detail. Pure: the
+// From what GetPerformanceInfo and GlobalMemoryStatusEx report to the snapshot's sections:
+// the OS-neutral SystemMemory the models read, and the Windows detail. Pure: the
 // Win32 source (windows/performance_info) only copies the structs' fields into these plain
 // ones, so every derivation here is tested natively on Linux.
 #pragma once

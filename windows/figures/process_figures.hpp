@@ -1,5 +1,5 @@
 // From what EnumProcesses + GetProcessMemoryInfo report per process to the OS-neutral
-// ProcessMemorySection (issue 15), with the same bounds as on Linux: the top N by working set,
+// ProcessMemorySection, with the same bounds as on Linux: the top N by working set,
 // the top N by private bytes (the process's commit charge: what counts against the commit
 // limit), and the daemon itself. Pure: the Win32 source (windows/process_memory) only copies
 // PROCESS_MEMORY_COUNTERS_EX(2) fields into ProcessCounters.

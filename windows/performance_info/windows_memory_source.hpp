@@ -1,4 +1,4 @@
-// The windows_memory source (issue 15): GetPerformanceInfo and GlobalMemoryStatusEx, into the
+// The windows_memory source: GetPerformanceInfo and GlobalMemoryStatusEx, into the
 // OS-neutral SystemMemory (commit charge and limit, physical memory, the page files), the
 // overcommit policy (Windows always refuses a commit beyond its limit: "never"), and the
 // Windows detail (commit peak, system cache, kernel pools, counts). The derivations are in

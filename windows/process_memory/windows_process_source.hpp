@@ -1,4 +1,4 @@
-// The windows_processes source (issue 15): every process's memory counters (EnumProcesses +
+// The windows_processes source: every process's memory counters (EnumProcesses +
 // GetProcessMemoryInfo with PROCESS_MEMORY_COUNTERS_EX2 where the system has it, EX before),
 // the top N by working set and by private bytes and the daemon itself kept
 // (windows/figures/process_figures.hpp), into the OS-neutral ProcessMemorySection.

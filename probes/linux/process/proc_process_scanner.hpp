@@ -1,4 +1,4 @@
-// Per-process map counts and memory from /proc (issue 5), for when the eBPF task iterator
+// Per-process map counts and memory from /proc, for when the eBPF task iterator
 // cannot load: for every numeric directory of /proc, PID/status (name, RSS split, swap,
 // virtual size), PID/maps (its lines are the mappings; [vsyscall] is not one) and PID/cgroup
 // (the memory cgroup). Kernel threads (no VmSize) are skipped; a process that exits while it

@@ -1,4 +1,4 @@
-// One process census (issue 5): every process's map count against vm.max_map_count and its
+// One process census: every process's map count against vm.max_map_count and its
 // memory, reduced to the bounded set the exporter shows (probes/core/process_selection.hpp).
 // The scanning half of the process source (process_source.hpp runs it on a thread of its own,
 // paced, so a blocked /proc read never holds up the sampler); not thread safe by itself.

@@ -1,4 +1,4 @@
-// The process source (issue 5): a ProcessCensus (process_census.hpp) run on a thread of its
+// The process source: a ProcessCensus (process_census.hpp) run on a thread of its
 // own, paced, and never waited for long.
 //
 // Why a thread: reading /proc/PID/maps takes that process's mmap_lock, so a process whose lock

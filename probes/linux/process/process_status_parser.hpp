@@ -1,4 +1,4 @@
-// Pure parsers for the per-process /proc files the /proc process scanner reads (issue 5):
+// Pure parsers for the per-process /proc files the /proc process scanner reads:
 // /proc/PID/status (name, memory figures) and /proc/PID/cgroup (which memory cgroup). No I/O,
 // no allocation on success: results point into the text they were given.
 #pragma once

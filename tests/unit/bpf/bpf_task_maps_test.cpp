@@ -1,4 +1,4 @@
-// The eBPF task iterator (issue #5): load it into this kernel, fork a child with a known number
+// The eBPF task iterator: load it into this kernel, fork a child with a known number
 // of separate mappings, and find exactly that child, with /proc's own figures, in one scan.
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -144,7 +144,7 @@ std::optional<std::uint64_t> status_bytes(int pid, const char* field) {
   return std::nullopt;
 }
 
-// Issue 14's unbacked promise at the process level: a child maps 1 GiB private writable and
+// The unbacked promise at the process level: a child maps 1 GiB private writable and
 // does not touch it. Both scanners must see exactly the kernel's VmData + VmStk as its
 // committed private size and at least 1 GiB of it unbacked; after it touches 256 MiB, that
 // much moves from unbacked to resident anon.

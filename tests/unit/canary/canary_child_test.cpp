@@ -1,4 +1,4 @@
-// CanaryChild and the canary source's own canary (issue 13) against the real kernel: the child
+// CanaryChild and the canary source's own canary against the real kernel: the child
 // is the real memdiagd run as --canary-child (a test binary has no such mode). Without cgroup
 // dirs it stays in the parent's memory cgroup; its readings and its allocator's stats come back
 // through the pipe, the working set is touched in the child, not here; a restarted child's

@@ -1,4 +1,4 @@
-// The canary (issue 6): a cycle really faults its working set in (the previous cycle gave it
+// The canary: a cycle really faults its working set in (the previous cycle gave it
 // back), the runner backs off while PSI is at the threshold, and a broken or missing PSI file
 // never stops it.
 #include <gtest/gtest.h>

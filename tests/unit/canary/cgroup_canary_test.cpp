@@ -1,4 +1,4 @@
-// CgroupCanary (issue 6) against the real kernel: the child (the real memdiagd run as
+// CgroupCanary against the real kernel: the child (the real memdiagd run as
 // --canary-child) joins the cgroup before it runs, its readings come back through the pipe, a
 // child that dies is reported with the reason and not restarted before kRestartAfter, and the
 // destructor leaves no process behind. Needs root and a v1 memory hierarchy (skipped elsewhere).

@@ -1,4 +1,4 @@
-// select_processes (issue 5): which processes are exported, the ratio histogram and the
+// select_processes: which processes are exported, the ratio histogram and the
 // per-cgroup sums, on hand-made scans.
 #include <gtest/gtest.h>
 

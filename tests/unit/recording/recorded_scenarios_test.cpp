@@ -1,4 +1,4 @@
-// The models on recordings (issue 14): each scenario goes through a recording file and back
+// The models on recordings: each scenario goes through a recording file and back
 // (probes/recording), then through the diagnosis as `memdiagd diagnose --replay` runs it
 // (analysis::DiagnosisReplay), and the test asserts the level, the reasons, the contributors,
 // the victims and the relief.

@@ -1,4 +1,4 @@
-// The diagnosis on Windows values (issue 15), run natively here: a Windows node's snapshots as
+// The diagnosis on Windows values, run natively here: a Windows node's snapshots as
 // the Windows sources fill them (windows_memory, windows_paging, windows_processes), written to a
 // recording (format 2, the version with the Windows sections) and read back, then replayed
 // through the same models as `memdiagd diagnose --replay`. The values are hand-written in the

@@ -1,4 +1,4 @@
-// The /proc process scanner (issue 5): its parsers on strings, the scanner on the fixture tree
+// The /proc process scanner: its parsers on strings, the scanner on the fixture tree
 // tests/fixtures/proc-processes (and copies changed at test time), and the scanner on the real
 // /proc against a child with 1,000 separate mappings.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// ProcessSource (issue 5) on a fixture /proc: the /proc scanner, the selection and its options,
+// ProcessSource on a fixture /proc: the /proc scanner, the selection and its options,
 // max_map_count from the tree, a broken sysctl, the daemon itself always selected, and the
 // pacing that keeps slow scans to ~1% of a CPU, and scans that block in the kernel (a FIFO
 // stands in for a maps file whose process's mmap_lock is held) holding up no sample.
