@@ -75,6 +75,10 @@ TEST(PromiseNotDue, RefusesWhatIsNotAMapsFile) {
     }
   }
   EXPECT_FALSE(read_promise_not_due("/nonexistent/maps"));
+  // A kernel thread's maps are empty: nothing, not an error.
+  const auto empty = classify_maps("");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->mappings, 0u);
 }
 
 TEST(PromiseNotDue, ReadsALongMapsFileInChunksAndBoundsIt) {

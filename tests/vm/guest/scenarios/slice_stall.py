@@ -1,0 +1,84 @@
+"""The seed in miniature on systemd and cgroup v2: a slice with MemoryHigh= and MemoryMax=, and
+under it transient services (systemd-run --slice): one grower of anonymous memory and two
+readers of cached data. The slice's own scope stalls: its verdict names the grower contributor
+and the readers victims within 3 s of the slice's own PSI moving, and falls back to none after
+the workloads stop. The node stays calm (most of the guest's memory is free)."""
+import os
+import time
+
+# No dash in the name: systemd reads "a-b.slice" as b under a.slice.
+SLICE = "memdiagseed.slice"
+SLICE_PATH = "/" + SLICE
+MiB = 1 << 20
+
+GROWER = r"""
+import mmap, time
+m = mmap.mmap(-1, 400 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for off in range(0, 400 << 20, 4096):
+    m[off] = 1
+    if off % (8 << 20) == 0:
+        time.sleep(0.05)   # ~160 MiB/s at most: a grower, not a bomb
+time.sleep(3600)
+"""
+
+READER = r"""
+import os, sys
+path = sys.argv[1]
+while True:
+    with open(path, "rb") as f:
+        while f.read(1 << 20):
+            pass
+"""
+
+
+def psi_some_total(path):
+    with open("/sys/fs/cgroup%s/memory.pressure" % path) as f:
+        for line in f:
+            if line.startswith("some"):
+                return int(line.split("total=")[1])
+    return 0
+
+
+def run(lab):
+    from lab import scope
+    lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=300M", "MemoryMax=360M")
+    for i in (1, 2):
+        path = "/var/tmp/memdiag-cached-%d" % i
+        with open(path, "wb") as f:
+            f.write(os.urandom(1 << 20) * 80)  # 80 MiB each: both fit beside the grower only at first
+    for i in (1, 2):
+        lab.service("memdiag-reader%d" % i, SLICE, ["python3", "-c", READER, "/var/tmp/memdiag-cached-%d" % i])
+    time.sleep(5)  # the readers' cache warm, the slice calm
+    before = psi_some_total(SLICE_PATH)
+    lab.service("memdiag-grower", SLICE, ["python3", "-c", GROWER])
+    # When the slice's own PSI starts to move, the clock starts.
+    moved_at = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if psi_some_total(SLICE_PATH) > before + 50000:  # 50 ms stalled
+            moved_at = time.monotonic()
+            break
+        time.sleep(0.2)
+    if not lab.check("the slice's own PSI moved", moved_at is not None):
+        return
+
+    def slice_scope():
+        s = scope(lab.diagnosis(), SLICE_PATH)
+        level = (s or {}).get("level", {}).get("value", 0)
+        return level >= 2, (s or {}).get("level")
+    lab.eventually("the slice's scope is medium or worse", slice_scope, 3 + 2)  # 3 s, and a sample's slack
+    s = scope(lab.diagnosis(), SLICE_PATH) or {}
+    contributors = [m.get("cgroup") for m in s.get("contributors", [])]
+    victims = [m.get("cgroup") for m in s.get("victims", [])]
+    lab.check("the grower is named contributor",
+              any(c and c.endswith("memdiag-grower.service") for c in contributors), contributors)
+    lab.check("a reader is a victim", any(v and "memdiag-reader" in v for v in victims), victims)
+    node = lab.diagnosis().get("stall", {}).get("level", {}).get("name")
+    lab.check("the node stays calm", node in ("none", "low"), node)
+
+    lab.stop_all()
+
+    def calm_again():
+        s = scope(lab.diagnosis(), SLICE_PATH)
+        return s is None or s.get("level", {}).get("value", 0) == 0, (s or {}).get("level")
+    lab.eventually("the slice's scope is back to none", calm_again, 40)
