@@ -69,6 +69,8 @@ def main():
     if not kernels:
         raise SystemExit("run_vm_scenarios: no Debian 6.1 or 6.12 kernel in /boot (deploy/install-deps.sh --test installs them)")
     scenarios = args.scenario or scenarios_available()
+    # The others need the daemon installed and running: install goes first, always.
+    scenarios = ["install"] + [s for s in scenarios if s != "install"]
     out_root = os.path.abspath(args.out or os.path.join(args.build_dir, "vm-results"))
     shutil.rmtree(out_root, ignore_errors=True)
     os.makedirs(out_root)

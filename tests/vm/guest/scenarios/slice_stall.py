@@ -1,6 +1,6 @@
 """The seed in miniature on systemd and cgroup v2: a slice with MemoryHigh= and MemoryMax=, and
-under it transient services (systemd-run --slice): one grower of anonymous memory and two
-readers of cached data. The slice's own scope stalls: its verdict names the grower contributor
+under it transient services (systemd-run --slice): one grower of anonymous memory (300 MiB,
+past MemoryHigh=256M: throttled, reclaiming) and two readers of 80 MiB of cached data each. The slice's own scope stalls: its verdict names the grower contributor
 and the readers victims within 3 s of the slice's own PSI moving, and falls back to none after
 the workloads stop. The node stays calm (most of the guest's memory is free)."""
 import os
@@ -13,8 +13,8 @@ MiB = 1 << 20
 
 GROWER = r"""
 import mmap, time
-m = mmap.mmap(-1, 400 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-for off in range(0, 400 << 20, 4096):
+m = mmap.mmap(-1, 300 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for off in range(0, 300 << 20, 4096):
     m[off] = 1
     if off % (8 << 20) == 0:
         time.sleep(0.05)   # ~160 MiB/s at most: a grower, not a bomb
@@ -41,11 +41,16 @@ def psi_some_total(path):
 
 def run(lab):
     from lab import scope
-    lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=300M", "MemoryMax=360M")
+    lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=256M", "MemoryMax=400M")
     for i in (1, 2):
         path = "/var/tmp/memdiag-cached-%d" % i
         with open(path, "wb") as f:
             f.write(os.urandom(1 << 20) * 80)  # 80 MiB each: both fit beside the grower only at first
+            f.flush()
+            os.fsync(f.fileno())
+            # Page cache is charged to the cgroup that first faults it in: dropped here, the
+            # readers' own reads charge it to them (written here, it would stay this runner's).
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     for i in (1, 2):
         lab.service("memdiag-reader%d" % i, SLICE, ["python3", "-c", READER, "/var/tmp/memdiag-cached-%d" % i])
     time.sleep(5)  # the readers' cache warm, the slice calm
@@ -67,12 +72,28 @@ def run(lab):
         level = (s or {}).get("level", {}).get("value", 0)
         return level >= 2, (s or {}).get("level")
     lab.eventually("the slice's scope is medium or worse", slice_scope, 3 + 2)  # 3 s, and a sample's slack
-    s = scope(lab.diagnosis(), SLICE_PATH) or {}
-    contributors = [m.get("cgroup") for m in s.get("contributors", [])]
-    victims = [m.get("cgroup") for m in s.get("victims", [])]
-    lab.check("the grower is named contributor",
-              any(c and c.endswith("memdiag-grower.service") for c in contributors), contributors)
-    lab.check("a reader is a victim", any(v and "memdiag-reader" in v for v in victims), victims)
+    # Roles settle over the next samples (the growth EMA, the readers' own PSI windows).
+    def roles():
+        s = scope(lab.diagnosis(), SLICE_PATH) or {}
+        contributors = [m.get("cgroup") for m in s.get("contributors", [])]
+        victims = [m.get("cgroup") for m in s.get("victims", [])]
+        ok = (any(c and c.endswith("memdiag-grower.service") for c in contributors) and
+              any(v and "memdiag-reader" in v for v in victims))
+        # What the readers' own files say, for a run where they are not named.
+        readers = {}
+        for i in (1, 2):
+            base = "/sys/fs/cgroup%s/memdiag-reader%d.service/" % (SLICE_PATH, i)
+            try:
+                with open(base + "memory.pressure") as f:
+                    readers["reader%d psi" % i] = f.readline().strip()
+                with open(base + "memory.stat") as f:
+                    stat = dict(line.split() for line in f)
+                readers["reader%d" % i] = {k: stat.get(k) for k in ("file", "workingset_refault_file")}
+            except OSError as e:
+                readers["reader%d" % i] = str(e)
+        return ok, {"contributors": contributors, "victims": victims, "readers": readers, "scope": {
+            k: s.get(k) for k in ("reasons", "shortfall_bytes", "available_bytes", "similar_members")}}
+    lab.eventually("the grower is named contributor and a reader victim", roles, 10)
     node = lab.diagnosis().get("stall", {}).get("level", {}).get("name")
     lab.check("the node stays calm", node in ("none", "low"), node)
 
