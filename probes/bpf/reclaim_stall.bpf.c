@@ -66,11 +66,6 @@ __u64 victim_generation = 0;
 struct memdiag_recent_victim recent_victims[MEMDIAG_RECENT_VICTIMS] = {};
 __u64 recent_victims_written = 0;
 
-/* Kfuncs (kernel >= 6.2). Weak so the object still loads where they are missing: the OOM
- * program of the classic tracepoint set checks the address before calling. */
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
-extern void bpf_task_release(struct task_struct *p) __ksym __weak;
-
 static __always_inline void count_drop(__u32 reason) {
   __u64 *n = bpf_map_lookup_elem(&drops, &reason);
   if (n)
@@ -228,33 +223,44 @@ int tp_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx) {
 
 /* ---- OOM victims (oom:mark_victim), per memory cgroup. ---- */
 
-/* TP_PROTO(struct task_struct *task, uid_t uid) on this kernel (6.18): the victim itself, which
- * need not be the task running the OOM killer. Older kernels passed only the pid here; on those
- * the read below fails safely and victims land under memcg id 0. */
+/* Before 6.8 mark_victim passed only the victim's pid (TP_PROTO(int pid)); since, the task and
+ * its uid. The victim's task cannot be found from its pid without the bpf_task_from_pid kfunc
+ * (6.2), which Debian 12's libbpf (1.1) cannot leave unresolved where the kernel lacks it: the
+ * whole object would fail to load. So a pid-only record names the pid, and the memory cgroup of
+ * the task running the OOM killer: for a memcg OOM that task charges inside the OOMing subtree,
+ * so the innermost limited ancestor user space attributes the kill to is the victim's too. Its
+ * comm is left empty (user space may still read it from /proc). */
+static __always_inline void pid_only_victim(__u32 pid) {
+  __u64 id = memcg_id_of((struct task_struct *)bpf_get_current_task());
+  __u64 seq = recent_victims_written + 1;
+  recent_victims_written = seq;
+  struct memdiag_recent_victim *v = &recent_victims[(seq - 1) & (MEMDIAG_RECENT_VICTIMS - 1)];
+  v->seq = 0;
+  v->memcg_id = id;
+  v->pid = pid;
+  v->comm[0] = 0;
+  asm volatile("" ::: "memory");
+  v->seq = seq;
+  oom_victim_in(id);
+}
+
+/* Kernel pointers live in the top half of the address space; pids are below 2^22. */
+#define MEMDIAG_MAX_PID 0x400000
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(btf_oom_victim, struct task_struct *task) {
+  if ((__u64)task < MEMDIAG_MAX_PID) { /* a kernel before 6.8: the argument is the pid */
+    pid_only_victim((__u32)(__u64)task);
+    return 0;
+  }
   __u64 id = memcg_id_of(task);
   remember_victim(task, id);
   oom_victim_in(id);
   return 0;
 }
 
-/* The classic record carries only the victim's pid; bpf_task_from_pid turns it back into the
- * task (it is still alive: mark_victim runs before the kill is delivered). */
 SEC("tracepoint/oom/mark_victim")
 int tp_oom_victim(struct trace_event_raw_mark_victim *ctx) {
-  if (!bpf_task_from_pid) {
-    count_drop(MEMDIAG_DROP_NO_TASK);
-    return 0;
-  }
-  struct task_struct *task = bpf_task_from_pid(ctx->pid);
-  if (!task) {
-    count_drop(MEMDIAG_DROP_NO_TASK);
-    return 0;
-  }
-  __u64 id = memcg_id_of(task);
-  remember_victim(task, id);
-  bpf_task_release(task);
-  oom_victim_in(id);
+  pid_only_victim((__u32)ctx->pid);
   return 0;
 }
