@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """memdiagd.exe under wine: in the foreground with --console, and as a Windows service
 that wine's service manager creates, starts, reloads, stops and deletes, scraped over HTTP from
-Linux each time. Only values wine really provides are asserted (../../../shared/PLATFORM.md:
+Linux each time. Only values wine really provides are asserted (as measured under wine 8:
 commit charge and limit, physical memory, working sets; never commit peak, system cache,
 private bytes or page faults, which wine leaves at 0, nor PDH's paging counters, which it lacks).
 
