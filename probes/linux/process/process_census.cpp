@@ -1,5 +1,6 @@
 #include "probes/linux/process/process_census.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,12 @@ ProcessCensus::ProcessCensus(const KernelPaths& paths, const ProcessOptions& opt
       mountinfo_(paths.procfs + "/self/mountinfo"),
       max_map_count_file_(paths.procfs + "/sys/vm/max_map_count", KernelFile::Reads::kOneRecord, 64),
       meminfo_file_(paths.procfs + "/meminfo", KernelFile::Reads::kOneRecord) {}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 int own_pid_in(const std::string& procfs) {
   char target[32];
@@ -127,22 +134,33 @@ bool ProcessCensus::pids_name_procfs_processes() const {
 }
 
 void ProcessCensus::read_not_due_promises(const ProcessSelectionOptions& selection) {
+  not_due_cpu_seconds_ = 0;
   if (!pids_name_procfs_processes()) return;
   // Twice the holders shown: a holder whose promise turns out to be stacks makes room for the
-  // next. Each read is one /proc/PID/maps, streamed (megabytes near vm.max_map_count), so a
-  // holder's last reading is kept while its private size stays the same: a thread or a file
-  // map coming or going changes VmData.
+  // next. Each read is one /proc/PID/maps, streamed (megabytes near vm.max_map_count, tens of
+  // milliseconds of CPU), so a holder's last reading is kept while its private size stays the
+  // same (a thread or a file map coming or going changes VmData), and changed holders are read
+  // again only once the reading's own budget allows: until then the last reading stands
+  // (clamped to the private size now) and a new holder's promise is shown whole.
+  const auto now = std::chrono::steady_clock::now();
+  const bool may_read = now >= next_not_due_read_at_;
+  const double cpu_before = thread_cpu_seconds();
+  bool read_any = false;
   std::unordered_map<int, NotDueReading> kept;
   for (std::uint32_t i : promise_candidates(processes_, selection, 2 * selection.top_n)) {
     ProcessMaps& p = processes_[i];
     NotDueReading reading;
-    if (auto last = not_due_readings_.find(p.pid);
-        last != not_due_readings_.end() && last->second.committed_private_bytes == p.committed_private_bytes) {
+    const auto last = not_due_readings_.find(p.pid);
+    const bool have_last = last != not_due_readings_.end();
+    if (have_last && (!may_read || last->second.committed_private_bytes == p.committed_private_bytes)) {
       reading = last->second;
-    } else {
+    } else if (may_read) {
       auto read = read_promise_not_due(paths_.procfs + "/" + std::to_string(p.pid) + "/maps");
+      read_any = true;
       if (!read) continue;  // exited meanwhile, or unreadable: its figure stays whole
       reading = {p.committed_private_bytes, *read};
+    } else {
+      continue;
     }
     p.thread_stack_bytes = std::min(reading.not_due.thread_stack_bytes, p.committed_private_bytes);
     p.private_file_bytes =
@@ -151,6 +169,12 @@ void ProcessCensus::read_not_due_promises(const ProcessSelectionOptions& selecti
     kept.emplace(p.pid, reading);
   }
   not_due_readings_ = std::move(kept);
+  if (read_any) {
+    not_due_cpu_seconds_ = thread_cpu_seconds() - cpu_before;
+    next_not_due_read_at_ =
+        now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(not_due_cpu_seconds_ * kNotDueCostFactor));
+  }
 }
 
 Expected<ProcessSection> ProcessCensus::take() {

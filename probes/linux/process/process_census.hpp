@@ -38,6 +38,9 @@ using BpfScannerOpener =
 // scanners report when procfs is the host's /proc mounted elsewhere; getpid() when unreadable.
 int own_pid_in(const std::string& procfs);
 
+// The calling thread's CPU time, in seconds: what scans are paced by.
+double thread_cpu_seconds();
+
 class ProcessCensus {
  public:
   static constexpr std::chrono::seconds kRetryLoadAfter{60};
@@ -55,6 +58,12 @@ class ProcessCensus {
   // Why the census is not all it could be (/proc instead of eBPF, default max_map_count,
   // processes skipped), or empty.
   std::string degraded() const;
+  // The CPU time the last take() spent reading promise holders' maps (0 when it read none).
+  // That reading has a budget of its own (kNotDueCostFactor), so the caller paces scans by
+  // the rest: a holder's megabytes of maps must not slow the map-count census down.
+  double not_due_cpu_seconds() const { return not_due_cpu_seconds_; }
+  // Maps are read again only after this many times what the last reading cost (1 % of a CPU).
+  static constexpr int kNotDueCostFactor = 100;
 
  private:
   // Tries the eBPF scanner unless it failed less than kRetryLoadAfter ago.
@@ -92,6 +101,8 @@ class ProcessCensus {
     PromiseNotDue not_due;
   };
   std::unordered_map<int, NotDueReading> not_due_readings_;
+  std::chrono::steady_clock::time_point next_not_due_read_at_{};
+  double not_due_cpu_seconds_ = 0;
   std::uint64_t vanished_total_ = 0;
 };
 

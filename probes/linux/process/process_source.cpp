@@ -12,12 +12,6 @@
 namespace memdiag {
 namespace {
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // The OS-neutral view of a scan: the selected processes' memory in the terms every platform has.
 ProcessMemorySection process_memory_of(const ProcessSection& scan) {
   ProcessMemorySection view;
@@ -56,6 +50,7 @@ struct ProcessSource::Worker {
   std::optional<Expected<ProcessSection>> result;  // finished, not yet collected
   std::string degraded;                            // census.degraded() after that scan
   double cpu_seconds = 0;                          // the worker's CPU time for that scan
+  double paced_cpu_seconds = 0;                    // of it, what paces the next scan
 
   static void run(std::shared_ptr<Worker> w) {
     pthread_setname_np(pthread_self(), "memdiag-procs");
@@ -72,12 +67,15 @@ struct ProcessSource::Worker {
       } catch (const std::exception& e) {  // out of memory, most likely: a failed scan, not a dead daemon
         scanned = make_error(std::string("process scan: ") + e.what());
       }
+      // The maps of promise holders are read on a budget of their own (the census paces it).
       const double cpu = thread_cpu_seconds() - cpu_before;
+      const double paced_cpu = std::max(0.0, cpu - w->census.not_due_cpu_seconds());
       std::string degraded = w->census.degraded();
       lock.lock();
       w->result = std::move(scanned);
       w->degraded = std::move(degraded);
       w->cpu_seconds = cpu;
+      w->paced_cpu_seconds = paced_cpu;
       w->busy = false;
       w->cv.notify_all();
     }
@@ -138,7 +136,7 @@ Status ProcessSource::sample(Snapshot& out) {
     // process's mmap_lock for minutes cost next to nothing, and must not stop scanning for
     // 100 times as long. Capped, so a slow scan never leaves the section hours old.
     const std::chrono::duration<double> pause = std::min<std::chrono::duration<double>>(
-        std::chrono::duration<double>(worker_->cpu_seconds * kScanCostFactor), kMaxPause);
+        std::chrono::duration<double>(worker_->paced_cpu_seconds * kScanCostFactor), kMaxPause);
     next_scan_at_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(pause);
     if (scanned) {
       scanned->scan_cpu_seconds = worker_->cpu_seconds;
