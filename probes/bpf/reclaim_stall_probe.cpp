@@ -1,6 +1,7 @@
 #include "probes/bpf/reclaim_stall_probe.hpp"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -66,6 +67,7 @@ struct UnitPlan {
   std::string reasons;
   // ProbeOptions::unavailable_for_test and tp_btf_unavailable_for_test
   bool tp_btf_missing_for_test = false;
+  bool tp_btf_load_fails_for_test = false;  // ProbeOptions::tp_btf_load_fails_for_test
   bool tracepoint_missing_for_test = false;
 
   bool exhausted() const { return next >= modes.size(); }
@@ -177,6 +179,38 @@ std::optional<std::string> check_tracefs(const ReclaimStallUnit& unit, bool miss
   return std::nullopt;
 }
 
+// The kernel's own BTF, which tp_btf programs attach through: a tracepoint it has no
+// btf_trace_<name> typedef for cannot be attached to in that mode. Parsed once per open (the
+// loader child's; libbpf parses it again to load), freed with it.
+struct BtfDeleter {
+  void operator()(struct btf* btf) const { btf__free(btf); }
+};
+using BtfPtr = std::unique_ptr<struct btf, BtfDeleter>;
+
+Expected<BtfPtr> kernel_btf() {
+  BtfPtr btf(btf__parse(kKernelBtf, nullptr));
+  if (!btf) {
+    return make_error("kernel BTF unreadable (" + std::string(kKernelBtf) + ": " + std::strerror(errno) +
+                      "; tp_btf needs a kernel built with CONFIG_DEBUG_INFO_BTF)");
+  }
+  return btf;
+}
+
+// Whether tp_btf can attach to each of a unit's tracepoints, asked of the kernel's BTF before
+// anything is loaded (as libbpf-tools probe before choosing programs), so a kernel without a
+// tracepoint costs no failed load and no reading of libbpf's log.
+std::optional<std::string> check_kernel_btf(const ReclaimStallUnit& unit, const struct btf* btf,
+                                            bool missing_for_test) {
+  for (std::string_view tracepoint : unit.tracepoints) {
+    if (tracepoint.empty()) continue;
+    const std::string name = std::string(tracepoint) + (missing_for_test ? std::string(kMissingForTest) : "");
+    if (btf__find_by_name_kind(btf, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF) < 0) {
+      return "tracepoint " + std::string(tracepoint) + " missing from kernel BTF (tp_btf cannot attach to it)";
+    }
+  }
+  return std::nullopt;
+}
+
 // Opens the object and loads the programs of the units in `load_units`, each in its plan's
 // current mode; the other programs are not loaded (autoload off), so their attach targets are
 // never resolved and their absence cannot fail the load.
@@ -207,9 +241,9 @@ Expected<SkeletonPtr, Failure> load(const Plans& plans, const UnitSet& load_unit
     const bool wanted = load_units[owner->unit] && plan.mode() == owner->mode;
     bpf_program__set_autoload(prog, wanted);
     if (wanted) covered[owner->unit][owner->tracepoint] = true;
-    if (wanted && owner->mode == AttachMode::kTpBtf && plan.tp_btf_missing_for_test) {
-      // See ProbeOptions::unavailable_for_test: libbpf then looks for a kernel function of the
-      // tracepoint's name, fails as for a tracepoint missing from BTF, and says the same.
+    if (wanted && owner->mode == AttachMode::kTpBtf && plan.tp_btf_load_fails_for_test) {
+      // See ProbeOptions::tp_btf_load_fails_for_test: libbpf then looks for a kernel function of
+      // the tracepoint's name, which does not exist, and the load fails.
       bpf_program__set_expected_attach_type(prog, BPF_TRACE_FENTRY);
     }
   }
@@ -308,12 +342,27 @@ Expected<Attached> attach_units(const ProbeOptions& options) {
     };
     plan.tracepoint_missing_for_test = listed(options.unavailable_for_test);
     plan.tp_btf_missing_for_test = plan.tracepoint_missing_for_test || listed(options.tp_btf_unavailable_for_test);
+    plan.tp_btf_load_fails_for_test = listed(options.tp_btf_load_fails_for_test);
   }
 
   // Every round either attaches what is left, gives up (no privileges, nothing left), or moves
   // at least one unit on to its next mode: at most units x modes + 1 rounds. Only a kernel
   // missing something pays for more than one.
   LibbpfLogCapture log(options.log);
+  // tp_btf first asks the kernel's BTF; a unit whose tracepoints it lacks moves on unloaded.
+  if (std::any_of(plans.begin(), plans.end(),
+                  [](const UnitPlan& p) { return !p.exhausted() && p.mode() == AttachMode::kTpBtf; })) {
+    auto btf = kernel_btf();
+    for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
+      UnitPlan& plan = plans[i];
+      if (plan.exhausted() || plan.mode() != AttachMode::kTpBtf) continue;
+      if (!btf) {
+        plan.fail(btf.error().message);
+      } else if (auto missing = check_kernel_btf(kReclaimStallUnitTable[i], btf->get(), plan.tp_btf_missing_for_test)) {
+        plan.fail(*missing);
+      }
+    }
+  }
   for (;;) {
     UnitSet active{};
     for (std::size_t i = 0; i < kReclaimStallUnits; ++i) {
@@ -423,6 +472,9 @@ std::vector<std::string> options_to_args(const ProbeOptions& options) {
   for (StallKind kind : options.tp_btf_unavailable_for_test) {
     args.push_back("tp_btf_missing=" + std::string(to_string(kind)));
   }
+  for (StallKind kind : options.tp_btf_load_fails_for_test) {
+    args.push_back("tp_btf_load_fails=" + std::string(to_string(kind)));
+  }
   return args;
 }
 
@@ -444,10 +496,13 @@ Expected<ProbeOptions> options_from_args(const std::vector<std::string>& args) {
       options.allow_tracefs_fallback = value == "1";
     } else if (key == "force_tracepoint") {
       options.force_tracepoint = value == "1";
-    } else if (key == "missing" || key == "tp_btf_missing") {
+    } else if (key == "missing" || key == "tp_btf_missing" || key == "tp_btf_load_fails") {
       auto kind = kind_named(value);
       if (!kind) return make_error("the BPF loader got an unknown stall kind: " + value);
-      (key == "missing" ? options.unavailable_for_test : options.tp_btf_unavailable_for_test).push_back(*kind);
+      (key == "missing"          ? options.unavailable_for_test
+       : key == "tp_btf_missing" ? options.tp_btf_unavailable_for_test
+                                 : options.tp_btf_load_fails_for_test)
+          .push_back(*kind);
     } else {
       return make_error("the BPF loader got an unknown argument: " + arg);
     }

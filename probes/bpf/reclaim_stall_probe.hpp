@@ -50,12 +50,15 @@ struct ProbeOptions {
   // libbpf's warnings and info lines during open(), one line per call. Empty: dropped.
   LibbpfLogFn log;
   // Tests: kinds to treat as missing from this kernel, through the same paths a kernel without
-  // their tracepoints takes. Their tp_btf programs are resolved as kernel functions of the
-  // tracepoints' names, which do not exist, so libbpf fails the load as it does for a tracepoint
-  // missing from BTF; their classic tracepoints are looked for in tracefs under names that do
-  // not exist. tp_btf_unavailable_for_test: only the tp_btf half, so the kind falls back.
+  // their tracepoints takes: their tracepoints are looked for in the kernel's BTF and in tracefs
+  // under names that do not exist. tp_btf_unavailable_for_test: only the tp_btf half, so the
+  // kind falls back.
   std::vector<StallKind> unavailable_for_test;
   std::vector<StallKind> tp_btf_unavailable_for_test;
+  // Tests: kinds whose tp_btf programs pass the BTF probe but fail libbpf's load (they are
+  // resolved as kernel functions of the tracepoints' names, which do not exist), as a program
+  // the verifier or libbpf refuses on some kernel would: the load is bisected to the kind.
+  std::vector<StallKind> tp_btf_load_fails_for_test;
 };
 
 // How one unit (a stall kind, or the OOM victim program) ended up after open().

@@ -479,8 +479,8 @@ void run_file_workload(const ScratchMemcg& cg, const std::string& file) {
 constexpr std::string_view kThrottledMissingFromBtf =
     "tp_btf: tracepoint mm_vmscan_throttled missing from kernel BTF (tp_btf cannot attach to it)";
 
-// Throttled made unavailable in both modes (its tp_btf programs fail libbpf's load exactly as
-// on a kernel before 5.16, its tracefs event is looked for under a name that does not exist):
+// Throttled made unavailable in both modes (the kernel's BTF is asked for its tracepoint under a
+// name it has not, as on a kernel before 5.16, and so is tracefs):
 // it is reported with its reason, its programs are not in the kernel, and memcg reclaim is
 // still counted for the cgroup.
 TEST_F(ReclaimStallLive, AKindThatCannotAttachIsReportedAndTheOthersCount) {
@@ -526,8 +526,8 @@ TEST_F(ReclaimStallLive, AKindThatCannotAttachIsReportedAndTheOthersCount) {
   for (const auto& histogram : reading->histograms) EXPECT_NE(histogram.kind, StallKind::kThrottled);
 }
 
-// Two kinds missing: each found in its own round (libbpf stops at the first program that
-// fails), both reported, the rest attached.
+// Two kinds missing: both found by asking the kernel's BTF before anything is loaded, both
+// reported, the rest attached.
 TEST_F(ReclaimStallLive, TwoMissingKindsAreBothReported) {
   ProbeOptions options;
   options.unavailable_for_test = {StallKind::kDirect, StallKind::kThrottled};
@@ -547,6 +547,27 @@ TEST_F(ReclaimStallLive, TwoMissingKindsAreBothReported) {
   auto stats = probe.program_stats();
   ASSERT_TRUE(stats.ok()) << stats.error().message;
   EXPECT_EQ(stats->size(), 7u);
+}
+
+// A kind that passes the BTF probe yet fails libbpf's load (as a program some kernel's verifier
+// refuses would): the failed load is bisected to that kind, which is reported with libbpf's
+// reason, and every other kind attaches in the next round.
+TEST_F(ReclaimStallLive, AKindWhoseLoadFailsIsFoundAndTheOthersAttach) {
+  ProbeOptions options;
+  options.tp_btf_load_fails_for_test = {StallKind::kCompaction};
+  options.allow_tracefs_fallback = false;
+  auto opened = ReclaimStallProbe::open(options);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  ReclaimStallProbe& probe = **opened;
+  const UnitAttachment& compaction = probe.kind(StallKind::kCompaction);
+  EXPECT_FALSE(compaction.attached);
+  EXPECT_TRUE(compaction.reason.starts_with("tp_btf: ")) << compaction.reason;
+  EXPECT_NE(compaction.reason.find("mm_compaction_begin"), std::string::npos) << compaction.reason;
+  for (StallKind kind : {StallKind::kDirect, StallKind::kMemcg, StallKind::kSoftLimit, StallKind::kThrottled}) {
+    EXPECT_TRUE(probe.kind(kind).attached) << to_string(kind) << ": " << probe.kind(kind).reason;
+    EXPECT_EQ(probe.kind(kind).mode, AttachMode::kTpBtf) << to_string(kind);
+  }
+  EXPECT_TRUE(probe.oom_victims().attached) << probe.oom_victims().reason;
 }
 
 // Every kind missing: the OOM victim program is a unit of its own and still attaches.
