@@ -211,8 +211,31 @@ std::vector<OomKill> attribute_oom_kills(const Snapshot& current, const Snapshot
   }
 
   // Userspace killers: the cgroup they marked is the one they killed, and the scope they acted
-  // for (systemd-oomd and oomd kill on pressure or swap, not at a limit).
-  if (current.cgroups) {
+  // for (systemd-oomd and oomd kill on pressure or swap, not at a limit). Caught as they were
+  // marked where the marks are watched (also kills of cgroups removed since), else from the
+  // marks of the cgroups still there.
+  const auto watched_kills = [](const Snapshot& s) {
+    return s.cgroups && s.cgroups->userspace_oom_kills ? &*s.cgroups->userspace_oom_kills : nullptr;
+  };
+  if (watched_kills(current) && watched_kills(start)) {
+    std::uint64_t seen = 0;
+    for (const UserspaceOomKill& k : *watched_kills(start)) seen = std::max(seen, k.sequence);
+    std::vector<OomKill> kills;  // one per cgroup and killer, in the order first seen
+    for (const UserspaceOomKill& k : *watched_kills(current)) {
+      if (k.sequence <= seen) continue;
+      const std::string_view source = k.trusted ? oom_killer::kOomd : oom_killer::kSystemdOomd;
+      auto same = std::find_if(kills.begin(), kills.end(),
+                               [&](const OomKill& o) { return o.scope == k.cgroup && o.source == source; });
+      if (same != kills.end()) {
+        same->count += k.count;
+        continue;
+      }
+      const CgroupSample* c = find_cgroup(current, k.cgroup);
+      if (!c) c = find_cgroup(start, k.cgroup);
+      kills.push_back(OomKill{k.cgroup, k.cgroup, k.count, source, "xattr", c ? c->limit_bytes : std::nullopt, {}});
+    }
+    out.insert(out.end(), std::make_move_iterator(kills.begin()), std::make_move_iterator(kills.end()));
+  } else if (current.cgroups) {
     for (const CgroupSample& c : current.cgroups->cgroups) {
       if (!c.oomd_trusted_kills && !c.oomd_user_kills) continue;  // never marked: nothing to look up
       const CgroupSample* before = find_cgroup(start, c.path);

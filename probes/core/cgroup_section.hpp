@@ -81,6 +81,17 @@ struct CgroupLimit {
   bool operator==(const CgroupLimit&) const = default;
 };
 
+// A kill by a userspace OOM killer, seen as it marked the cgroup (oomd_mark_watcher.hpp): the
+// cgroup may be gone by the next sample (systemd removes a killed transient unit's at once).
+struct UserspaceOomKill {
+  std::uint64_t sequence = 0;  // 1, 2, ... in the order seen since the daemon started
+  std::string cgroup;          // its path, relative to the hierarchy root
+  std::uint64_t count = 0;     // processes killed, or kill actions where no process count was written
+  bool trusted = false;        // a trusted.* mark (oomd's); user.* otherwise (systemd-oomd's)
+
+  bool operator==(const UserspaceOomKill&) const = default;
+};
+
 struct CgroupSection {
   std::string_view mode;  // "v1", "v2" or "hybrid" (v1 memory, PSI from cgroup2)
   std::uint32_t page_bytes = 4096;  // the unit of memory.stat's page counters (refaults, pgscan)
@@ -104,6 +115,11 @@ struct CgroupSection {
   // of cgroups removed or no longer watched since (whose per-cgroup series are gone); absent
   // without a watcher.
   std::optional<std::uint64_t> oom_notifications;
+  // The last kills userspace OOM killers marked, oldest first (at most kMaxUserspaceOomKills);
+  // absent when the marks are not watched as they are written (no inotify), so only the
+  // per-cgroup marks of cgroups still there at a sample count.
+  std::optional<std::vector<UserspaceOomKill>> userspace_oom_kills;
+  static constexpr std::size_t kMaxUserspaceOomKills = 32;
   std::uint64_t tree_walks = 0;     // times the hierarchy was listed (only when it changed)
   std::size_t open_files = 0;       // cgroup file descriptors kept open between samples
   std::size_t malformed_files = 0;  // cgroup files present but unparsable this sample

@@ -38,7 +38,9 @@ inline constexpr std::string_view kMagic = "MEMDIAG-RECORDING\n";
 // and the last OOM victims (pid, comm, cgroup).
 // Version 5 added the thread stacks and private file mappings read from the largest promise
 // holders' maps, per process and summed.
-inline constexpr std::uint64_t kFormatVersion = 5;
+// Version 6 added the kills userspace OOM killers marked, caught as they were marked (so also
+// those of cgroups removed before the next sample).
+inline constexpr std::uint64_t kFormatVersion = 6;
 inline constexpr std::uint64_t kOldestFormatVersion = 1;
 
 enum class FrameKind : char { kHeader = 'H', kSnapshot = 'S', kEnd = 'E' };

@@ -200,6 +200,16 @@ void fields(A& a, S& s) {
     });
     a.integer(s.limits_dropped);
   }
+  if (a.version() >= 6) {
+    a.optional(s.userspace_oom_kills, [&](auto& kills) {
+      a.sequence(kills, [&](auto& k) {
+        a.integer(k.sequence);
+        a.text(k.cgroup);
+        a.integer(k.count);
+        a.boolean(k.trusted);
+      });
+    });
+  }
 }
 
 template <class A, Is<Log2Distribution> S>

@@ -53,6 +53,8 @@ void CgroupSource::use_hierarchy(MemoryHierarchy hierarchy) {
   const auto kind = hierarchy_.version == CgroupVersion::kV2 ? CgroupEventWatcher::Kind::kV2Inotify
                                                              : CgroupEventWatcher::Kind::kV1Eventfd;
   if (max_watched_ > 0 && (!watcher_ || watcher_->kind() != kind)) watcher_ = std::make_unique<CgroupEventWatcher>(kind);
+  if (!oomd_watcher_) oomd_watcher_ = std::make_unique<OomdMarkWatcher>();
+  oomd_watch_walk_ = kNoWalk;
 }
 
 Status CgroupSource::probe() {
@@ -71,6 +73,14 @@ Status CgroupSource::sample(Snapshot& out) {
   const std::uint64_t walks_before = tree_.walks();
   const auto& discovered = tree_.cgroups(hierarchy_.root, discovery_);
   if (tree_.walks() != walks_before) oomd_marks_.clear();  // re-read for every cgroup listed
+  if (oomd_watcher_ && (oomd_watch_walk_ != tree_.walks() || !oomd_watcher_->working())) {
+    std::vector<std::string> paths;
+    paths.reserve(discovered.size());
+    for (const auto& d : discovered) paths.push_back(d.path);
+    oomd_watcher_->watch(hierarchy_.root, paths);
+    oomd_watch_walk_ = tree_.walks();
+  }
+  if (oomd_watcher_ && oomd_watcher_->working()) section.userspace_oom_kills = oomd_watcher_->recent();
   if (files_walk_ != tree_.walks() || files_.size() != discovered.size()) {
     files_.clear();
     for (const auto& d : discovered) files_.push_back(&reader_.files_for(d.path));

@@ -18,6 +18,7 @@
 #include "probes/linux/cgroup/cgroup_reader.hpp"
 #include "probes/linux/cgroup/cgroup_tree.hpp"
 #include "probes/linux/cgroup/cgroup_tree_watch.hpp"
+#include "probes/linux/cgroup/oomd_mark_watcher.hpp"
 #include "probes/linux/kernel_file.hpp"
 #include "probes/linux/cgroup/cgroup_options.hpp"
 
@@ -57,6 +58,10 @@ class CgroupSource final : public Source {
     std::optional<std::uint64_t> trusted;
   };
   std::unordered_map<std::string, OomdMarks> oomd_marks_;
+  // The same marks caught as they are written, on every discovered cgroup: a killed unit's
+  // cgroup is removed before the next sample reads it. Given the tree again after each walk.
+  std::unique_ptr<OomdMarkWatcher> oomd_watcher_;
+  std::uint64_t oomd_watch_walk_ = kNoWalk;
   std::string first_malformed_;                  // of the last sample
   std::string unwatchable_reason_;               // the watcher's, after the last sample
 };

@@ -329,6 +329,35 @@ TEST(OomAttribution, UserspaceKillersMarks) {
   EXPECT_EQ(kills[1].count, 1u);
 }
 
+// Where the marks are watched as they are written, the kills come from that ring, by
+// sequence: also the kill of a cgroup removed before the sample (systemd removes a killed
+// transient unit's at once), and each once.
+TEST(OomAttribution, UserspaceKillsCaughtAsMarkedOutliveTheirCgroup) {
+  V1Kills k;
+  k.start.cgroups->userspace_oom_kills = std::vector<UserspaceOomKill>{{1, "/ceiling", 1, false}};
+  k.now.cgroups->userspace_oom_kills = std::vector<UserspaceOomKill>{
+      {1, "/ceiling", 1, false},                     // seen in the start snapshot already
+      {2, "/gone.slice/killed.service", 1, false},   // its cgroup is in neither snapshot
+      {3, "/gone.slice/killed.service", 2, false},   // its oomd_kill: three processes in all
+      {4, "/idle", 1, true}};                        // oomd's
+  find(k.now, "/ceiling")->oomd_user_kills = 5;    // the per-cgroup marks are not counted again
+  const auto kills = analysis::attribute_oom_kills(k.now, k.start);
+  ASSERT_EQ(kills.size(), 2u);
+  EXPECT_EQ(kills[0].scope, "/gone.slice/killed.service");
+  EXPECT_EQ(kills[0].victim_cgroup, "/gone.slice/killed.service");
+  EXPECT_EQ(kills[0].source, oom_killer::kSystemdOomd);
+  EXPECT_EQ(kills[0].count, 3u);
+  EXPECT_EQ(kills[0].counted_by, "xattr");
+  EXPECT_EQ(kills[1].scope, "/idle");
+  EXPECT_EQ(kills[1].source, oom_killer::kOomd);
+
+  // Without the ring at the start (the watcher began later), the per-cgroup marks count.
+  k.start.cgroups->userspace_oom_kills.reset();
+  const auto fallback = analysis::attribute_oom_kills(k.now, k.start);
+  ASSERT_EQ(fallback.size(), 1u);
+  EXPECT_EQ(fallback[0].scope, "/ceiling");
+}
+
 TEST(BreakingModel, AKillIsHeldForTheWindowThenACrashLoopIsCritical) {
   V1Kills k;
   analysis::BreakingModel model;
