@@ -36,22 +36,29 @@ std::vector<std::string> canary_child_arguments(const CanaryOptions& options, pi
           std::to_string(options.ceiling_bytes),
           std::to_string(options.backoff_psi_full),
           options.psi_path,
+          options.cgroup_dir,
+          options.cgroup_root,
+          options.cgroup_v2 ? "v2" : "v1",
           std::to_string(parent)};
 }
 
 int run_canary_child(const std::vector<std::string>& args) {
-  // working_set_bytes interval_ms ceiling_bytes backoff_psi_full psi_path parent_pid
-  if (args.size() != 6) return kChildBadArguments;
+  // working_set_bytes interval_ms ceiling_bytes backoff_psi_full psi_path cgroup_dir cgroup_root
+  // v1|v2 parent_pid (last: tests find the daemon's children by it)
+  if (args.size() != 9) return kChildBadArguments;
   CanaryOptions options;
   long long interval_ms = 0;
   pid_t parent = 0;
   if (!parse_number(args[0], options.working_set_bytes) || !parse_number(args[1], interval_ms) ||
       !parse_number(args[2], options.ceiling_bytes) || !parse_number(args[3], options.backoff_psi_full) ||
-      !parse_number(args[5], parent)) {
+      !parse_number(args[8], parent)) {
     return kChildBadArguments;
   }
   options.interval = std::chrono::milliseconds(interval_ms);
   options.psi_path = args[4];
+  options.cgroup_dir = args[5];
+  options.cgroup_root = args[6];
+  options.cgroup_v2 = args[7] == "v2";
   // The name the canary's thread had when it ran inside the daemon: its CPU shows apart in top.
   ::prctl(PR_SET_NAME, "memdiag-canary");
   ::signal(SIGPIPE, SIG_IGN);  // a gone parent shows as EPIPE: then stop

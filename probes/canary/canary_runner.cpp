@@ -6,6 +6,7 @@
 #include <new>
 
 #include "probes/canary/canary_cycle.hpp"
+#include "probes/canary/cgroup_headroom.hpp"
 #include "probes/linux/node/pressure_parser.hpp"
 
 namespace memdiag::canary {
@@ -78,11 +79,14 @@ std::optional<double> CanaryRunner::psi_full() {
 
 void CanaryRunner::tick() {
   const std::optional<double> full = psi_full();
-  if (full && *full >= options_.backoff_psi_full) {
+  const std::optional<std::uint64_t> headroom =
+      options_.cgroup_dir.empty() ? std::nullopt
+                                  : cgroup_headroom(options_.cgroup_dir, options_.cgroup_root, options_.cgroup_v2);
+  if ((full && *full >= options_.backoff_psi_full) || (headroom && *headroom < 2 * options_.working_set_bytes)) {
     std::lock_guard lock(mutex_);
     ++reading_->skipped;
     reading_->backing_off = true;
-    reading_->last_psi_full_avg10 = *full;
+    reading_->last_psi_full_avg10 = full.value_or(0);
     return;
   }
   // The cycle writes into a local copy: a scrape never waits for a cycle's page faults.

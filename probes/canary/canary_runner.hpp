@@ -1,7 +1,10 @@
 // The canary: a cycle (canary_cycle.hpp) at every tick(), every `interval` on a
 // thread of its own after start(), on an allocator instance of its own with a hard ceiling. It
 // must never add to a crisis: when node memory PSI `full` (avg10) is at or above
-// `backoff_psi_full`, due cycles are skipped and counted until it drops. Its counters live in
+// `backoff_psi_full`, or when the daemon's memory cgroup (cgroup_dir) has less than twice the
+// working set left below a limit (cgroup_headroom.hpp: the cycle would push it, and the daemon
+// in it, into reclaim and throttling at that limit), due cycles are skipped and counted until
+// it passes. Its counters live in
 // one mlock()ed page, so reading them out never waits on a page fault when the node is drowning.
 // memdiagd runs it in a canary child process (canary_child_main.hpp), ticking on the child's
 // main thread, so the lock and the working set are the child's; tests run it in-process.
@@ -28,6 +31,11 @@ struct CanaryOptions {
   std::size_t ceiling_bytes = 64u << 20;
   double backoff_psi_full = 10.0;  // percent of time all tasks stalled on memory (avg10)
   std::string psi_path = "/proc/pressure/memory";
+  // The memory cgroup directory whose headroom the canary respects (the daemon's canary: the
+  // daemon's cgroup) and the hierarchy's mount point; empty: only PSI is looked at.
+  std::string cgroup_dir;
+  std::string cgroup_root;
+  bool cgroup_v2 = true;
 };
 
 class CanaryRunner {

@@ -29,6 +29,15 @@ Status CanarySource::probe() {
   if (!hierarchy && !settings_.cgroups.empty()) {
     hierarchy_problem_ = "no canaries in cgroups: " + hierarchy.error().message;
   }
+  CanaryOptions node_options = runner_options_;
+  if (hierarchy && !own_cgroup_.empty()) {
+    // The daemon's canary shares the daemon's cgroup: it looks at that cgroup's headroom before
+    // a cycle, so it never pushes the daemon into reclaim and throttling at its own limit. The
+    // canaries in `cgroups:` are there to meet their cgroup's limit, and do not.
+    node_options.cgroup_dir = own_cgroup_ == "/" ? hierarchy->root : hierarchy->root + own_cgroup_;
+    node_options.cgroup_root = hierarchy->root;
+    node_options.cgroup_v2 = hierarchy->version == CgroupVersion::kV2;
+  }
   if (hierarchy) {
     for (const std::string& cgroup : settings_.cgroups) {
       // The daemon's own canary runs there already; a second would repeat its series.
@@ -39,7 +48,7 @@ Status CanarySource::probe() {
     }
   }
   // No cgroup to join: the child stays in the daemon's, which is what its `cgroup` label says.
-  node_ = std::make_unique<CanaryChild>(runner_options_, program_, std::vector<std::string>{}, settings_.restart_after);
+  node_ = std::make_unique<CanaryChild>(node_options, program_, std::vector<std::string>{}, settings_.restart_after);
   return Ok{};
 }
 

@@ -3,6 +3,7 @@
 // never stops it.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "probes/canary/canary_cycle.hpp"
 #include "probes/canary/canary_runner.hpp"
+#include "probes/canary/cgroup_headroom.hpp"
 
 namespace memdiag::canary {
 namespace {
@@ -129,6 +131,77 @@ TEST_F(CanaryRunnerPsi, WithoutReadablePressureItNeverBacksOff) {
   garbage.tick();
   EXPECT_EQ(garbage.reading().cycles, 1u);
   EXPECT_EQ(garbage.reading().skipped, 0u);
+}
+
+TEST(CgroupHeadroom, LimitValues) {
+  EXPECT_EQ(parse_cgroup_limit("268435456\n"), 268435456u);
+  EXPECT_EQ(parse_cgroup_limit("max\n"), std::nullopt);
+  EXPECT_EQ(parse_cgroup_limit("9223372036854771712\n"), std::nullopt);  // v1's unlimited
+  EXPECT_EQ(parse_cgroup_limit(""), std::nullopt);
+  EXPECT_EQ(parse_cgroup_limit("12 34"), std::nullopt);
+  EXPECT_EQ(parse_cgroup_limit("-1"), std::nullopt);
+  EXPECT_EQ(parse_cgroup_limit("99999999999999999999999"), std::nullopt);
+}
+
+// v2 as a tree of files (this host's cgroup2 mount has no memory controller; the VM stage
+// meets the real one): the least headroom on the way up counts, memory.high below memory.max
+// is the limit, and the root's files are not read.
+TEST_F(CanaryRunnerPsi, HeadroomIsTheLeastOnTheWayUpToTheRoot) {
+  const fs::path root = dir_ / "cg";
+  const fs::path slice = root / "system.slice";
+  const fs::path service = slice / "memdiagd.service";
+  fs::create_directories(service);
+  std::ofstream(root / "memory.current") << "1000\n";
+  std::ofstream(root / "memory.max") << "1000\n";  // a root's files, if any, are not the cgroup's
+  std::ofstream(slice / "memory.current") << (900u << 20) << "\n";
+  std::ofstream(slice / "memory.high") << "max\n";
+  std::ofstream(slice / "memory.max") << (1000u << 20) << "\n";  // 100 MiB left
+  std::ofstream(service / "memory.current") << (20u << 20) << "\n";
+  std::ofstream(service / "memory.high") << (50u << 20) << "\n";  // 30 MiB left: the least
+  std::ofstream(service / "memory.max") << (256u << 20) << "\n";
+  EXPECT_EQ(cgroup_headroom(service.string(), root.string(), true), 30u << 20);
+  std::ofstream(service / "memory.current") << (60u << 20) << "\n";  // over high: none left
+  EXPECT_EQ(cgroup_headroom(service.string(), root.string(), true), 0u);
+  std::ofstream(service / "memory.high") << "max\n";
+  std::ofstream(service / "memory.max") << "max\n";
+  EXPECT_EQ(cgroup_headroom(service.string(), root.string(), true), 100u << 20);  // the slice's
+  std::ofstream(slice / "memory.max") << "max\n";
+  EXPECT_EQ(cgroup_headroom(service.string(), root.string(), true), std::nullopt);  // no limit at all
+  EXPECT_EQ(cgroup_headroom((dir_ / "absent").string(), dir_.string(), true), std::nullopt);
+}
+
+// A real v1 memory cgroup: the canary skips its cycle while its cgroup has less than twice the
+// working set left below the limit (the cycle would push it into reclaim at its limit), and
+// runs again once the limit leaves room.
+TEST(CanaryRunnerCgroup, SkipsWhileItsCgroupIsNearItsLimitAndResumesWithRoom) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
+  const std::string root = "/sys/fs/cgroup/memory";
+  if (::access((root + "/memory.usage_in_bytes").c_str(), F_OK) != 0) GTEST_SKIP() << "no v1 memory hierarchy";
+  const std::string dir = root + "/memdiag-unit-canary-headroom-" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  struct Remove {
+    std::string dir;
+    ~Remove() { ::rmdir(dir.c_str()); }
+  } remove{dir};
+  std::ofstream(dir + "/memory.limit_in_bytes") << (1u << 20) << std::flush;  // nothing used, 1 MiB left
+  CanaryOptions options;
+  options.working_set_bytes = 1u << 20;
+  options.psi_path = "/nonexistent";
+  options.cgroup_dir = dir;
+  options.cgroup_root = root;
+  options.cgroup_v2 = false;
+  CanaryRunner runner(options);
+  runner.tick();
+  CanaryReading r = runner.reading();
+  EXPECT_EQ(r.skipped, 1u);
+  EXPECT_EQ(r.cycles, 0u);
+  EXPECT_TRUE(r.backing_off);
+  std::ofstream(dir + "/memory.limit_in_bytes") << (2u << 20) << std::flush;  // twice the working set
+  runner.tick();
+  r = runner.reading();
+  EXPECT_EQ(r.skipped, 1u);
+  EXPECT_EQ(r.cycles, 1u);
+  EXPECT_FALSE(r.backing_off);
 }
 
 TEST(CanaryRunner, ItsThreadRunsCyclesUntilDestroyed) {
