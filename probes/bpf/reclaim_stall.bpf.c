@@ -228,17 +228,26 @@ int tp_throttled(struct trace_event_raw_mm_vmscan_throttled *ctx) {
  * (6.2), which Debian 12's libbpf (1.1) cannot leave unresolved where the kernel lacks it: the
  * whole object would fail to load. So a pid-only record names the pid, and the memory cgroup of
  * the task running the OOM killer: for a memcg OOM that task charges inside the OOMing subtree,
- * so the innermost limited ancestor user space attributes the kill to is the victim's too. Its
- * comm is left empty (user space may still read it from /proc). */
+ * so the innermost limited ancestor user space attributes the kill to is the victim's too. The
+ * comm is the running task's when it is the victim itself (a process killed for its own
+ * allocation: the common case of a one-process job), else left empty (by the time user space
+ * could read /proc, the victim is gone). */
 static __always_inline void pid_only_victim(__u32 pid) {
-  __u64 id = memcg_id_of((struct task_struct *)bpf_get_current_task());
+  struct task_struct *running = (struct task_struct *)bpf_get_current_task();
+  __u64 id = memcg_id_of(running);
   __u64 seq = recent_victims_written + 1;
   recent_victims_written = seq;
   struct memdiag_recent_victim *v = &recent_victims[(seq - 1) & (MEMDIAG_RECENT_VICTIMS - 1)];
   v->seq = 0;
   v->memcg_id = id;
   v->pid = pid;
-  v->comm[0] = 0;
+  /* Compared as read back from the record: under tp_btf before 6.8 `pid` is the verifier's
+   * "task pointer" argument, on which it allows no arithmetic; the stored copy is a number. */
+  if (*(volatile __u32 *)&v->pid == (__u32)(bpf_get_current_pid_tgid() >> 32)) {
+    BPF_CORE_READ_STR_INTO(&v->comm, running, comm);
+  } else {
+    v->comm[0] = 0;
+  }
   asm volatile("" ::: "memory");
   v->seq = seq;
   oom_victim_in(id);

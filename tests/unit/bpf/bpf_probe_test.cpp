@@ -117,6 +117,7 @@ class Child {
     }
   }
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   // Waits up to `timeout`; returns the waitpid status, or -1 on timeout (the child is killed).
   int wait(std::chrono::seconds timeout) {
@@ -396,14 +397,17 @@ TEST_F(ReclaimStallLive, CompactionIsAttributedToTheRequestingCgroup) {
   EXPECT_EQ(std::accumulate(h->buckets.begin(), h->buckets.end(), std::uint64_t{0}), h->count);
 }
 
-// The OOM check, run in both attach modes: tp_btf gets the victim task as an argument, the
-// classic tracepoint only its pid (resolved in the kernel with bpf_task_from_pid).
+// The OOM check, run in both attach modes: tp_btf gets the victim task as an argument (since
+// 6.8), the classic tracepoint only its pid, so the record takes the comm of the task running
+// the OOM killer when that task is the victim, as here (a process killed for its own
+// allocation).
 void expect_oom_victim_counted(ReclaimStallProbe& probe, const std::string& cgroup_name) {
   ScratchMemcg cg(cgroup_name);
   ASSERT_TRUE(cg.error().empty()) << cg.error();
 
   Child child(cg.path(), anon_workload);
   ASSERT_TRUE(child.started());
+  const pid_t victim = child.pid();
   const int status = child.wait(60s);
   ASSERT_NE(status, -1) << "child was not OOM-killed within 60 s";
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "expected an OOM kill, status " << status;
@@ -412,6 +416,11 @@ void expect_oom_victim_counted(ReclaimStallProbe& probe, const std::string& cgro
   ASSERT_TRUE(reading.ok()) << reading.error().message;
   EXPECT_GE(victims_of(*reading, cg.inode()), 1u) << "no OOM victim counted for inode " << cg.inode();
   EXPECT_EQ(reading->drops.victim_unknown, 0u);
+  const auto named = std::find_if(reading->recent_victims.begin(), reading->recent_victims.end(),
+                                  [&](const RecentOomVictim& v) { return v.pid == victim; });
+  ASSERT_NE(named, reading->recent_victims.end()) << "the victim's pid " << victim << " is not in the ring";
+  EXPECT_EQ(named->memcg_id, cg.inode());
+  EXPECT_FALSE(named->comm.empty()) << "the victim ran the OOM killer itself: its comm is known";
   // Before killing, the kernel tried to reclaim the cgroup.
   const StallHistogram* h = find_histogram(*reading, StallKind::kMemcg, cg.inode());
   ASSERT_NE(h, nullptr);
