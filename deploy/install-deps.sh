@@ -31,6 +31,9 @@ packages=(
   chromium
   # the other allocators memdiag-alloc-bench compares memdiag's with (LD_PRELOAD)
   libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+  # the VM stage (tests/vm): a Debian guest built from packages, booted under qemu's TCG on
+  # Debian's 6.1 and 6.12 kernels (installed into the guest, not here), read back with debugfs
+  qemu-system-x86 qemu-utils mmdebstrap e2fsprogs
 )
 
 missing=()

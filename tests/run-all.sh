@@ -5,6 +5,9 @@
 #               libFuzzer targets for a few seconds each
 #   build-windows/ mingw-w64 cross-build (windows/cross/build-and-test.sh): the portable and
 #               Win32 tests under wine; the third-party libraries are cached outside the checkout
+#   VM stage    the .deb made from build/ installed into a Debian guest under systemd on cgroup
+#               v2, booted under qemu (TCG) on Debian's 6.1 and 6.12 kernels, scenarios inside
+#               (tests/vm/run_vm_scenarios.py); the guest image is cached outside the checkout
 # Exits non-zero if anything fails. Expects deploy/install-deps.sh to have run.
 # ctest runs two tests at a time; tests that must not overlap (node memory pressure and PSI,
 # tracefs mounts, top-N process checks) say so with RESOURCE_LOCK in their CMakeLists.txt.
@@ -41,5 +44,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 echo "== Windows: cross-built with mingw-w64, tests under wine"
 windows/cross/build-and-test.sh build-windows
+
+echo "== VM: the .deb under systemd on cgroup v2, on Debian's 6.1 and 6.12 kernels (qemu TCG)"
+python3 tests/vm/run_vm_scenarios.py build
 
 echo "== all tests passed"

@@ -1,5 +1,6 @@
 """The README's set-up on a systemd, cgroup v2 host: the .deb installed, `systemctl enable --now
-memdiagd` the whole set-up; every source up (or saying why it cannot be), nothing degraded,
+memdiagd` the whole set-up; every source up (or saying why it cannot be), nothing degraded, every
+eBPF stall kind attached,
 `systemctl status` showing the verdict line, and the shipped config passing --check-config."""
 import time
 
@@ -29,6 +30,13 @@ def run(lab):
     check = lab.sh("memdiagd", "--check-config", "--config", "/etc/memdiag/memdiagd.yaml", check=False)
     lab.check("the shipped config passes --check-config", check.returncode == 0, check.stderr.strip()[-300:])
     samples = lab.metrics()
+    # eBPF: every stall kind and the OOM victim program attached on this kernel (or the missing
+    # ones said: the source would then be degraded, checked above), and in which mode.
+    kinds = {labels: v for (name, labels), v in samples.items() if name == "memdiag_reclaim_stall_kind_attached"}
+    attached = sorted(labels for labels, v in kinds.items() if v == 1 and 'mode="none"' not in labels)
+    lab.check("eBPF: all five stall kinds attached", len(attached) == 5, attached)
+    victims = {labels: v for (name, labels), v in samples.items() if name == "memdiag_oom_victims_attached"}
+    lab.check("eBPF: the OOM victim program attached", any(v == 1 for v in victims.values()), victims)
     # The unit's own cgroup under system.slice is there, with its usage, read from cgroup v2.
     usage = {labels: v for (name, labels), v in samples.items() if name == "memdiag_cgroup_memory_usage_bytes"}
     lab.check("the cgroup source reads memdiagd.service's cgroup",
