@@ -2,7 +2,8 @@
 """No tracked file refers to an issue tracker's numbers (the word "issue" or "issues" followed
 by a number, with or without a space or a "#" between): the tracker is not part of the
 repository, so such a number tells a reader nothing. Name the feature instead ("the status
-page", "the series budget").
+page", "the series budget"). Nor to files in a directory beside the checkout (the one the notes
+were kept in), which a clone does not have.
 
 Every file `git ls-files` lists at the repository root is read, except binary files (a NUL
 byte) and the kernel data under tests/fixtures/ (copies of /proc and /sys trees, the goldens
@@ -22,6 +23,8 @@ SKIPPED = 77
 # The word, capitalised or not, singular or plural, then a number after an optional space and an
 # optional "#". Not a bare "issues", "the issue's target", "issuer" or a longer word ending in it.
 TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? ?#?\d+\b")
+# A path into the directory next to the checkout that notes and reviews were kept in.
+OUTSIDE_PATH = re.compile(r"\.\./" + r"shared\b")
 
 FIXTURES = "tests/fixtures/"
 # Under tests/fixtures/ only these are written by hand; the rest is kernel data (file names like
@@ -38,7 +41,8 @@ def checked(path):
 
 def hits_in(text):
     """(line number, line) for each line of `text` with a tracker number."""
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if TRACKER_NUMBER.search(line)]
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1)
+            if TRACKER_NUMBER.search(line) or OUTSIDE_PATH.search(line)]
 
 
 def tracked_files():
@@ -61,6 +65,8 @@ class NoTrackerNumbers(unittest.TestCase):
                       "tissue" + " 5", "issue" + "s are listed in 2 places", "reissue" + " 3"):
             with self.subTest(text=clean):
                 self.assertNotRegex(clean, TRACKER_NUMBER)
+        self.assertTrue(hits_in("see .." + "/shared/DESIGN.md"))
+        self.assertFalse(hits_in("tests/shared_helpers.py, .." + "/shared" + "_memory"))
 
     def test_fixture_filter(self):
         self.assertFalse(checked(FIXTURES + "kernel-6.18/proc/meminfo"))
@@ -88,8 +94,8 @@ class NoTrackerNumbers(unittest.TestCase):
             for n, line in hits_in(data.decode("utf-8", errors="replace")):
                 found.append("%s:%d: %s" % (name, n, line.strip()))
         if found:
-            self.fail("%d line(s) refer to an issue tracker's numbers; say what the number stood "
-                      "for instead:\n%s" % (len(found), "\n".join(found)))
+            self.fail("%d line(s) refer to an issue tracker's numbers or to files outside the "
+                      "checkout; say what they stood for instead:\n%s" % (len(found), "\n".join(found)))
 
 
 if __name__ == "__main__":
