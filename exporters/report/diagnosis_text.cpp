@@ -171,11 +171,11 @@ std::string render_diagnosis_text(const Snapshot& snapshot, const ReportOptions&
   const auto scopes = stalling_scopes(snapshot);
   for (const CgroupScope* s : scopes) {
     out += '\n';
+    // "CGROUP STALL: CRITICAL " takes 23 of the 80 columns.
+    line(out, "CGROUP STALL: %s %s", level_name(s->stall.level).c_str(), fit(s->cgroup, 57).c_str());
     if (s->stall.level != s->stall.instant_level) {
-      line(out, "CGROUP STALL: %s %s (held, easing; this sample alone: %s)", level_name(s->stall.level).c_str(),
-           fit(s->cgroup, 40).c_str(), std::string(to_string(s->stall.instant_level)).c_str());
-    } else {
-      line(out, "CGROUP STALL: %s %s", level_name(s->stall.level).c_str(), fit(s->cgroup, 60).c_str());
+      // On a line of its own: beside a cgroup's path it would not fit 80 columns.
+      line(out, "  (held, easing; this sample alone: %s)", std::string(to_string(s->stall.instant_level)).c_str());
     }
     scope_block(out, s->stall, s->analysis);
   }

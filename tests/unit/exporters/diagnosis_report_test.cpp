@@ -123,6 +123,24 @@ TEST(DiagnosisReport, LongEvidenceIsFoldedAndCutToEightyColumnsLosingNothing) {
   EXPECT_NE(unfolded.find(std::string(120, 'a') + ",/b:0.17:relief=112MiB"), std::string::npos) << text;
 }
 
+// A held cgroup level with a long path: the header keeps to 80 columns (a fresh CI run showed a
+// 95-column one for "/memdiag-e2e-canary-pressure-17960"), the held note on a line of its own.
+TEST(DiagnosisReport, AHeldCgroupLevelWithALongPathFitsEightyColumns) {
+  Snapshot s;
+  s.taken_at = test::at(100);
+  CgroupScope scope;
+  scope.cgroup = "/kubepods.slice/kubepods-burstable.slice/a-rather-long-pod-cgroup-name";
+  scope.stall.level = VerdictLevel::kCritical;
+  scope.stall.instant_level = VerdictLevel::kMedium;
+  s.derived.cgroup_scopes.push_back(scope);
+  const std::string text = report::render_diagnosis_text(s, {});
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(text.find("CGROUP STALL: CRITICAL "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  (held, easing; this sample alone: medium)\n"), std::string::npos) << text;
+}
+
 TEST(DiagnosisReport, CalmNodeHasNoStepsAndNoRoles) {
   const auto s = judged(5);
   const std::string text = report::render_diagnosis_text(*s, {});
