@@ -78,6 +78,28 @@ class Lab:
         self.units = []
 
 
+# A reader of cached data: reads the file named by its argument over and over.
+READER = r"""
+import sys
+while True:
+    with open(sys.argv[1], "rb") as f:
+        while f.read(1 << 20):
+            pass
+"""
+
+
+def uncached_file(path, mib):
+    """Writes `mib` MiB of random data to `path`, on disk and out of the page cache. Page cache
+    is charged to the cgroup that first faults it in: dropped here, a reader's own reads charge
+    it to the reader's cgroup (written and kept, it would stay this runner's)."""
+    with open(path, "wb") as f:
+        f.write(os.urandom(1 << 20) * mib)
+        f.flush()
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    return path
+
+
 def scope(report, path):
     """The cgroup scope `path` of a diagnosis report, or None."""
     for s in report.get("cgroups", []):

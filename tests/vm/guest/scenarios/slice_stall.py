@@ -3,7 +3,6 @@ under it transient services (systemd-run --slice): one grower of anonymous memor
 past MemoryHigh=256M: throttled, reclaiming) and two readers of 80 MiB of cached data each. The slice's own scope stalls: its verdict names the grower contributor
 and the readers victims within 3 s of the slice's own PSI moving, and falls back to none after
 the workloads stop. The node stays calm (most of the guest's memory is free)."""
-import os
 import time
 
 # No dash in the name: systemd reads "a-b.slice" as b under a.slice.
@@ -21,14 +20,6 @@ for off in range(0, 300 << 20, 4096):
 time.sleep(3600)
 """
 
-READER = r"""
-import os, sys
-path = sys.argv[1]
-while True:
-    with open(path, "rb") as f:
-        while f.read(1 << 20):
-            pass
-"""
 
 
 def psi_some_total(path):
@@ -40,17 +31,11 @@ def psi_some_total(path):
 
 
 def run(lab):
-    from lab import scope
+    from lab import READER, scope, uncached_file
     lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=256M", "MemoryMax=400M")
     for i in (1, 2):
-        path = "/var/tmp/memdiag-cached-%d" % i
-        with open(path, "wb") as f:
-            f.write(os.urandom(1 << 20) * 80)  # 80 MiB each: both fit beside the grower only at first
-            f.flush()
-            os.fsync(f.fileno())
-            # Page cache is charged to the cgroup that first faults it in: dropped here, the
-            # readers' own reads charge it to them (written here, it would stay this runner's).
-            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        # 80 MiB each: both fit beside the grower only at first.
+        uncached_file("/var/tmp/memdiag-cached-%d" % i, 80)
     for i in (1, 2):
         lab.service("memdiag-reader%d" % i, SLICE, ["python3", "-c", READER, "/var/tmp/memdiag-cached-%d" % i])
     time.sleep(5)  # the readers' cache warm, the slice calm

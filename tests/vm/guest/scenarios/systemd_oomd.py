@@ -22,17 +22,10 @@ for off in range(0, 300 << 20, 4096):
 time.sleep(3600)
 """
 
-READER = r"""
-import sys
-while True:
-    with open(sys.argv[1], "rb") as f:
-        while f.read(1 << 20):
-            pass
-"""
 
 
 def run(lab):
-    from lab import scope
+    from lab import READER, scope, uncached_file
     os.makedirs(os.path.dirname(CONF), exist_ok=True)
     with open(CONF, "w") as f:
         f.write("[OOM]\nDefaultMemoryPressureDurationSec=5s\n")
@@ -42,12 +35,7 @@ def run(lab):
         return
     lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=128M", "MemoryMax=400M",
            "ManagedOOMMemoryPressure=kill", "ManagedOOMMemoryPressureLimit=20%")
-    path = "/var/tmp/memdiag-oomd-cached"
-    with open(path, "wb") as f:
-        f.write(os.urandom(1 << 20) * 64)
-        f.flush()
-        os.fsync(f.fileno())
-        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    path = uncached_file("/var/tmp/memdiag-oomd-cached", 64)
     lab.service("memdiag-oomd-reader", SLICE, ["python3", "-c", READER, path])
     time.sleep(3)
     lab.service(GROWER_UNIT, SLICE, ["python3", "-c", GROWER])

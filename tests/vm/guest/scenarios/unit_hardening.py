@@ -5,17 +5,9 @@ reclaim. MemoryHigh= set just above what the service uses: the canary, whose 16 
 push the service over it (and the kernel would throttle the daemon with it), backs off; a reader
 of cached files moved into the service keeps it in reclaim at that MemoryHigh=, and scrapes stay
 answered (the daemon's own memory is locked; the kernel still throttles what it charges)."""
-import os
 import subprocess
 import time
 
-READER = r"""
-import sys
-while True:
-    with open(sys.argv[1], "rb") as f:
-        while f.read(1 << 20):
-            pass
-"""
 
 SERVICE = "memdiagd.service"
 PATH = "/system.slice/" + SERVICE
@@ -36,6 +28,7 @@ def events(name):
 
 
 def run(lab):
+    from lab import READER, uncached_file
     show = dict(line.split("=", 1) for line in
                 lab.sh("systemctl", "show", SERVICE, "-p", "MemoryMax", "-p", "ProtectControlGroups",
                        "-p", "MainPID").stdout.splitlines() if "=" in line)
@@ -69,12 +62,7 @@ def run(lab):
         # In reclaim: a reader of 64 MiB of files moved into the service's cgroup, so the page
         # cache it brings in is the service's, and the kernel reclaims it at memory.high all the
         # while. The daemon's own memory is locked; it keeps answering.
-        path = "/var/tmp/memdiag-hardening-cached"
-        with open(path, "wb") as f:
-            f.write(os.urandom(1 << 20) * 64)
-            f.flush()
-            os.fsync(f.fileno())
-            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        path = uncached_file("/var/tmp/memdiag-hardening-cached", 64)
         reader = subprocess.Popen(["python3", "-c", READER, path])
         with open(CG + "/cgroup.procs", "w") as f:
             f.write(str(reader.pid))
