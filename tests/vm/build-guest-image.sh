@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the guest's root file system image from Debian packages (mmdebstrap: systemd as PID 1,
-# cgroup v2 unified, journald, systemd-oomd, curl, python3, and the libraries the .deb needs),
+# cgroup v2 unified, journald, systemd-oomd, Prometheus, curl, python3, and the libraries the
+# .deb needs),
 # as an ext4 image, cached outside the checkout and rebuilt only when this recipe (this file,
 # the runner, the unit) or the package list changes.
 # Debian's kernels are installed into the guest too (linux-image-amd64: 6.1, Debian 12's own;
@@ -12,7 +13,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${MEMDIAG_VM_CACHE:-/var/cache/memdiag/vm}"
-packages=(systemd-sysv systemd-oomd udev kmod dbus procps curl python3 initramfs-tools
+packages=(systemd-sysv systemd-oomd udev kmod dbus procps curl python3 initramfs-tools prometheus
           linux-image-amd64 linux-image-6.12-amd64 "$@")
 key=$( { cat "$here/build-guest-image.sh" "$here/guest-runner.sh"; printf '%s\n' "${packages[@]}" | sort -u; } \
        | sha256sum | cut -c1-16)
@@ -28,6 +29,8 @@ work=$(mktemp -d "$cache/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 include=$(printf '%s\n' "${packages[@]}" | sort -u | paste -sd, -)
 # minbase: no recommends, no docs beyond what dpkg keeps; the host's apt sources name the archive.
+# Prometheus is installed but not started at boot: the install scenario starts it to scrape the
+# daemon, and the other scenarios keep the guest's two CPUs to themselves.
 mmdebstrap --variant=minbase --include="$include" \
   --customize-hook='echo memdiag-guest > "$1/etc/hostname"' \
   --customize-hook='printf "/dev/vda / ext4 defaults 0 1\n" > "$1/etc/fstab"' \
@@ -38,6 +41,7 @@ mmdebstrap --variant=minbase --include="$include" \
       "StandardOutput=journal+console" "[Install]" "WantedBy=multi-user.target" \
       > "$1/etc/systemd/system/memdiag-vm-run.service"' \
   --customize-hook='chroot "$1" systemctl enable memdiag-vm-run.service' \
+  --customize-hook='chroot "$1" systemctl disable prometheus.service' \
   --customize-hook='chroot "$1" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 2>/dev/null || true' \
   bookworm "$work/root" >&2
 mkdir "$work/boot"

@@ -1,9 +1,15 @@
 """The README's set-up on a systemd, cgroup v2 host: the .deb installed, `systemctl enable --now
 memdiagd` the whole set-up; every source up (or saying why it cannot be), nothing degraded, every
 eBPF stall kind attached,
-`systemctl status` showing the verdict line, and the shipped config passing --check-config."""
+`systemctl status` showing the verdict line, the shipped config passing --check-config, and
+Debian's Prometheus scraping it."""
+import json
 import re
 import time
+import urllib.parse
+import urllib.request
+
+from lab import LISTEN
 
 DEB = "/mnt/vm/memdiag.deb"
 
@@ -44,3 +50,29 @@ def run(lab):
     usage = {labels: v for (name, labels), v in samples.items() if name == "memdiag_cgroup_memory_usage_bytes"}
     lab.check("the cgroup source reads memdiagd.service's cgroup",
               any("memdiagd.service" in labels and v > 0 for labels, v in usage.items()), sorted(usage)[:5])
+
+    # A real Prometheus (Debian's package) scrapes the installed daemon: the target is up and the
+    # daemon's series are in its database, as a user's server would see them.
+    with open("/etc/prometheus/prometheus.yml", "w") as f:
+        f.write("global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n"
+                "scrape_configs:\n  - job_name: memdiag\n    static_configs:\n"
+                "      - targets: ['%s']\n" % LISTEN)
+    lab.sh("systemctl", "restart", "prometheus", timeout=120)
+
+    def query(expr):
+        url = "http://127.0.0.1:9090/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return json.loads(r.read().decode())["data"]["result"]
+        except (OSError, ValueError, KeyError) as e:
+            return str(e)
+
+    def scraped():
+        up = query('up{job="memdiag"}')
+        return isinstance(up, list) and len(up) == 1 and up[0]["value"][1] == "1", up
+    lab.eventually("Prometheus scrapes the daemon: up{job=\"memdiag\"} is 1", scraped, 90)
+    levels = query('memdiag_stall_level{job="memdiag"}')
+    lab.check("Prometheus holds the daemon's series: memdiag_stall_level with a value 0..4",
+              isinstance(levels, list) and levels and all(0 <= float(s["value"][1]) <= 4 for s in levels),
+              levels if not isinstance(levels, list) else [(s["metric"], s["value"][1]) for s in levels][:5])
+    lab.sh("systemctl", "stop", "prometheus", timeout=60)
