@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/cli.hpp"
 
 #include "daemon/config_values.hpp"

@@ -1,4 +1,5 @@
-// Command line of memdiagd (DESIGN.md "Command-line and files"). Flags override the config file.
+// SPDX-License-Identifier: Apache-2.0
+// Command line of memdiagd (docs/configuration.md). Flags override the config file.
 #pragma once
 
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's configuration: what deploy/memdiagd.yaml documents, after validation.
 // Every field has a default, so an absent file or section means "the defaults".
 #pragma once
@@ -33,7 +34,7 @@ struct Config {
   std::chrono::milliseconds interval{1000};
   std::size_t ring = 300;
   std::string log_level = "info";
-  // The daemon's own footing (Linux; applied at start, README "Hardening"): keep its memory
+  // The daemon's own footing (Linux; applied at start, docs/operations.md "Hardening"): keep its memory
   // resident (mlockall), and give up the capabilities it no longer needs once its eBPF
   // programs are loaded.
   bool lock_memory = true;

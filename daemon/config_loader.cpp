@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // YAML -> Config with every key checked: type, range, and no unknown keys. yaml-cpp reports
 // 0-based marks; messages use 1-based lines like editors do.
 #include <yaml-cpp/yaml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of single config values, shared by the YAML loader and the command-line flags so
 // both refuse the same things with the same words.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What tells a running daemon to stop or to reload its config. On Linux these are signals
 // (SIGTERM, SIGINT, SIGHUP; signal_control.cpp); on Windows, the console's Ctrl+C and the
 // service manager's stop, shutdown and paramchange (daemon/windows/). serve() (daemon.hpp)

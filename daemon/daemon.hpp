@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The long-running daemon and the one-shot modes, wired from a validated Config.
 #pragma once
 

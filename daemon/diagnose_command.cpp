@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/diagnose_command.hpp"
 
 #include <algorithm>
@@ -128,7 +129,7 @@ std::string diagnose_usage() {
          "  --url URL             the daemon's /api/v1/diagnosis (default: the config's listen address on loopback)\n"
          "  --config FILE         the daemon's config: its listen address, and the sources to sample locally\n"
          "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\")\n"
-         "  --format text|json    text for a person (default), JSON for tools (README: Diagnosis report)\n"
+         "  --format text|json    text for a person (default), JSON for tools (docs/diagnose.md)\n"
          "  --since DURATION      how far back the timeline of transitions reaches (default: all kept)\n"
          "  --timeout DURATION    how long to wait for the daemon before sampling locally (default 5s)\n"
          "  --replay FILE         run the models over a recording (memdiagd record) and report its end;\n"

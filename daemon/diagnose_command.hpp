@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `memdiagd diagnose [--url URL] [--config FILE] [--duration S] [--format text|json]
 // [--since DURATION] [--timeout DURATION]`: the diagnosis report for a person on call.
 // It asks the running daemon (/api/v1/diagnosis at --url, by default the config's listen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A minimal HTTP/1.1 GET for `memdiagd diagnose` asking a running daemon: plain http:// URLs
 // only, one request per connection, every step bounded by one deadline (a daemon that accepts
 // and never answers must not hang the person on call).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP face of the daemon: /metrics, /healthz and an index at / (daemon/http/endpoints.hpp),
 // served by the daemon's own event-loop server (daemon/http/server.hpp) on one listen address,
 // behind the web config's TLS, basic auth and headers when there is one (web_access_gate.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spdlog to stderr (journald adds its own timestamps and picks stderr up as the unit's log),
 // and to a file where asked (--log.file; the Windows service, which has no console, always).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiagd entry point: parse the command line, resolve the config, pick the mode.
 // Exit codes: 0 ok, 1 runtime failure (port taken; forced stop with the sampler stuck in a
 // kernel read), 2 bad command line or config.

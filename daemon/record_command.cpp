@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/record_command.hpp"
 
 #include <fcntl.h>

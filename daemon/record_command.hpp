@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `memdiagd record --output FILE [--duration S] [--config FILE] [--interval S] [--max-size MiB]`:
 // samples this node as the daemon would (the config's sources) and writes the snapshots to a
 // recording (probes/recording/recording_format.hpp) that `memdiagd diagnose --replay FILE`

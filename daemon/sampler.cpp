@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/sampler.hpp"
 #include "daemon/stack_prefault.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampler thread: every interval it asks each source for its section, publishes the
 // snapshot, and beats a heartbeat /healthz reads. Source trouble is logged once per change of
 // state, never per sample.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon on Linux: signals are its control events (SIGTERM and SIGINT stop it, SIGHUP
 // reloads), taken with sigwait in the main thread rather than in async handlers; under systemd
 // it tells the service manager how it is doing (systemd_notifier.hpp).
@@ -61,7 +62,7 @@ int run_daemon(const CliOptions& options, Config config) {
   // sample, a status line, reloads and the stop announced (systemd_notifier.hpp).
   SystemdNotifier systemd;
   ServeHooks hooks;
-  // Memory locked and capabilities narrowed before any thread starts (README "Hardening").
+  // Memory locked and capabilities narrowed before any thread starts (docs/operations.md "Hardening").
   privileges::LeastPrivilege footing({.lock_memory = config.lock_memory,
                                       .drop_capabilities = config.drop_capabilities,
                                       .binds_privileged_port = privileges::binds_privileged_port(config.listen_address)});

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Touching a long-lived thread's stack once when it starts. With the daemon's memory locked on
 // fault (daemon/privileges/memory_lock.hpp) the touched pages then stay resident, so the thread
 // does not fault its own stack in when it is needed under pressure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The part of memdiagd's start that both platforms share: the command line parsed, --help,
 // --version and --check-config answered, the config resolved, the log level and log file set.
 // What is left is to run: once, as a daemon (Linux), as a service or in a console (Windows).

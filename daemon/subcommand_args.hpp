@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arguments of memdiagd's subcommands (diagnose, record): `--flag VALUE` or `--flag=VALUE`
 // for the flags that take a value, bare switches (`--help`, `-h` and the subcommand's own), an
 // unknown one refused with "did you mean" for a typo. Each subcommand then reads the pairs.

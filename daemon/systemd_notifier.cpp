@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/systemd_notifier.hpp"
 
 #include <systemd/sd-daemon.h>

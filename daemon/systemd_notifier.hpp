@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiagd under systemd (deploy/systemd/memdiagd.service, Type=notify): what the
 // service manager hears, through libsystemd's sd_notify.
 //   - READY=1 after the first sample, not at start: until then /metrics has nothing to say.

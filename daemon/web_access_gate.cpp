@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web_access_gate.hpp"
 
 #include <openssl/evp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server's AccessGate (daemon/http/access_gate.hpp) for --web.config.file, like the
 // exporter-toolkit's: TLS for new connections when the config has a tls_server_config, basic
 // auth against basic_auth_users' bcrypt hashes (401 with "WWW-Authenticate: Basic" otherwise),

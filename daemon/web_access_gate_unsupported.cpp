@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_access_gate where there is no OpenSSL (the Windows build): no gate. A web config never
 // gets this far there (load_web_security refuses it).
 #include "daemon/web_access_gate.hpp"

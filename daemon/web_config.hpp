@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web config file (--web.config.file, web.config_file): TLS, basic auth and response
 // headers in the Prometheus exporter-toolkit's format, so the file an operator already has for
 // node_exporter works here. This is the file after parsing and validation, with the paths it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // YAML -> WebConfig with every key checked, in the exporter-toolkit's format and with its
 // refusals (unknown keys, a header it does not let be set, client CAs without a client auth
 // policy, ...), plus memdiagd's own where the toolkit would fail later or not at all (a hash
@@ -75,7 +76,7 @@ class WebLoader {
                  [&](const std::string& key, const YAML::Node& value) {
                    if (key == "rate_limit") {
                      refuse(value, key, "not supported by memdiagd (its connection and head limits bound what a client "
-                                        "can hold; see README \"Using it\")");
+                                        "can hold; see docs/operations.md \"Running it\")");
                    }
                    if (value.IsNull()) return;
                    if (key == kTls) load_tls(value, config);

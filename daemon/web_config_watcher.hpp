@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web config in force, and its reloads when the file (or a certificate, key or CA file it
 // names) changes. The exporter-toolkit reads the file again on every request and its TLS
 // files on every handshake; here the loop asks current() per new connection and per request,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web_security.hpp"
 
 #include "daemon/http/tls_context.hpp"

@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web config in force, loaded: the parsed file (web_config.hpp) and its TLS context with
 // the certificates and keys read and checked. Loading
 // is where a web config is refused (at start, by --check-config, on SIGHUP, and when the file
 // changes: web_config_watcher.hpp), so each refusal names the file, line, key and reason.
 //
 // The Windows build has no OpenSSL: there load_web_security refuses every file, and memdiagd.exe
-// with --web.config.file or web.config_file exits 2 saying so (README "Windows").
+// with --web.config.file or web.config_file exits 2 saying so (docs/windows.md).
 #pragma once
 
 #include <memory>

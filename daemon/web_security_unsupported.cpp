@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_web_security where there is no OpenSSL (the Windows build): every web config is refused,
 // before anything listens, with the reason.
 #include "daemon/web_security.hpp"

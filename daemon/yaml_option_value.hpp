@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A YAML node as an OptionValue (probes/core/option_value.hpp): the typed reads of config
 // values, with the same words for every key of every section. yaml-cpp reports 0-based marks;
 // lines here are 1-based like editors show them.

@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# Installs everything memdiag needs to build, run and test, from Debian's archive (bookworm).
+# SPDX-License-Identifier: Apache-2.0
+# Installs what memdiag needs to build and run, from Debian's archive (bookworm); with --test,
+# also everything its tests use (tests/run-all.sh, CI).
 # Idempotent: when every package is already present it touches nothing (no apt-get update).
 # Run as root (or through sudo).
 set -euo pipefail
 
+# What building and running need.
 packages=(
-  # build
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config python3
   libspdlog-dev libfmt-dev libyaml-cpp-dev prometheus-cpp-dev
   # sd_notify: Type=notify, the watchdog, STATUS= (daemon/systemd_notifier.cpp)
   libsystemd-dev
-  # --web.config.file: TLS (OpenSSL) and bcrypt password hashes (libxcrypt's crypt_r); the
-  # openssl command makes the certificates of tests/e2e/test_web_config.py
-  libssl-dev libcrypt-dev openssl
+  # --web.config.file: TLS (OpenSSL) and bcrypt password hashes (libxcrypt's crypt_r)
+  libssl-dev libcrypt-dev
   # eBPF (reclaim-stall probe: clang -target bpf, bpftool skeletons, libbpf)
-  libbpf-dev bpftool libelf-dev zlib1g-dev
-  # tests: unit, fuzz + sanitizers (clang/libFuzzer), benchmarks, end to end
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  python3 python3-yaml prometheus prometheus-node-exporter curl procps
-  stress-ng bpftrace
+  libbpf-dev bpftool libelf-dev zlib1g-dev clang
+)
+# --test adds what the tests (tests/run-all.sh) use.
+test_packages=(
+  git
+  # unit, fuzz + sanitizers (clang's libFuzzer and runtimes), benchmarks, end to end
+  libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
+  python3-yaml prometheus prometheus-node-exporter curl procps stress-ng bpftrace
+  # the certificates of tests/e2e/test_web_config.py
+  openssl
   # the portable core compiled for Windows at every build (tests/portability/check_layers.py);
   # the Windows build and its tests under wine (windows/cross: dpkg-source unpacks the
   # third-party libraries' Debian source packages)
@@ -35,6 +41,11 @@ packages=(
   # Debian's 6.1 and 6.12 kernels (installed into the guest, not here), read back with debugfs
   qemu-system-x86 qemu-utils mmdebstrap e2fsprogs
 )
+case "${1:-}" in
+  --test) packages+=("${test_packages[@]}") ;;
+  "") ;;
+  *) echo "usage: deploy/install-deps.sh [--test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The .deb: `cpack -G DEB` in a build directory writes memdiag_<version>_<arch>.deb, whose
 # installation plus `systemctl enable --now memdiagd` is the whole set-up on a systemd host.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds memdiag twice and runs every test:
 #   build/      g++, RelWithDebInfo: unit, end-to-end (real daemon, promtool, Prometheus), bench smoke
 #   build-asan/ clang with ASan+UBSan: unit, end-to-end against the sanitized daemon, and the
@@ -8,7 +9,7 @@
 #   VM stage    the .deb made from build/ installed into a Debian guest under systemd on cgroup
 #               v2, booted under qemu (TCG) on Debian's 6.1 and 6.12 kernels, scenarios inside
 #               (tests/vm/run_vm_scenarios.py); the guest image is cached outside the checkout
-# Exits non-zero if anything fails. Expects deploy/install-deps.sh to have run.
+# Exits non-zero if anything fails. Expects deploy/install-deps.sh --test to have run.
 # ctest runs two tests at a time; tests that must not overlap (node memory pressure and PSI,
 # tracefs mounts, top-N process checks) say so with RESOURCE_LOCK in their CMakeLists.txt.
 # MEMDIAG_REQUIRE_ALL=1 (.ci/run sets it) makes any skipped test a failure: the CI machine has
@@ -31,13 +32,13 @@ run_ctest() {
 }
 
 echo "== g++ build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMDIAG_TESTS=ON
 cmake --build build -j "$jobs"
 run_ctest --test-dir build
 
 echo "== clang ASan+UBSan build with fuzzers"
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DMEMDIAG_SANITIZE=ON -DMEMDIAG_FUZZ=ON
+  -DMEMDIAG_SANITIZE=ON -DMEMDIAG_FUZZ=ON -DMEMDIAG_TESTS=ON
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest --test-dir build-asan -L 'unit|e2e|fuzz'

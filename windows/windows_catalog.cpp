@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sources of a Windows build (the Linux one's list is probes/catalog/linux_catalog.cpp).
 // Adding a source: its registration beside its Win32 calls, and one line here.
 #include "probes/catalog/source_catalog.hpp"

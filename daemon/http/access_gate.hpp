@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What stands between a connection and the endpoints when a web config is in force
 // (--web.config.file): the stream a new connection talks through (TLS or plain), whether a
 // request may be served (basic auth), and the header fields every response carries. The event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a password is the one a bcrypt hash ($2a$, $2b$, $2y$) was made from, with libxcrypt's
 // crypt_rn. Deliberately slow (cost 10: tens of milliseconds): the HTTP loop never calls it, the
 // access gate's worker thread does (password_verifier.hpp). Linux only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte stream under one HTTP connection: a plain non-blocking TCP socket (SocketStream) or
 // TLS over one (TlsStream, Linux). The connection reads, writes and half-closes only through
 // these calls, so the request parsing, the limits and the event loop are the same for both.

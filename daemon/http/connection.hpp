@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client connection of the HTTP server, as a state machine driven by readiness: it reads
 // a request head as its bytes come (never waiting for them), answers it, sends the answer as
 // the client takes it, and either waits for the next request (keep-alive, pipelining) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which connection to drop when the server is at its connection cap and another arrives.
 // Refusing the newcomer would let whoever holds the cap keep Prometheus out. Instead the
 // connection that has waited longest for its client goes: a scraper's request is read as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The credentials that were right lately, so that a scraper's password is checked with bcrypt
 // once, not on every scrape (tens of milliseconds each at cost 10). Keyed by the user, a keyed
 // digest of the password presented (never the password itself) and the stored hash it matched:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hash source of a Content-Security-Policy (CSP Level 2, "'sha256-<base64>'"): what lets the
 // status page's own inline script and style run while anything else inline (an injected
 // attribute handler, a script a later bug might let in) does not. SHA-256 (FIPS 180-4) and

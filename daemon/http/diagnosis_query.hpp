@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query of /api/v1/diagnosis: `format=json|text` (json by default) and `since=DURATION`
 // (the timeline's reach, "5m"; all kept transitions without it). Anything else is refused, so
 // a mistyped parameter is not silently ignored.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon answers, by path: /metrics (the text exposition), /healthz (200 while the
 // sampler keeps sampling, 503 when it is stuck), /api/v1/diagnosis (the diagnosis report, JSON
 // or ?format=text; 400 for a bad query, 503 before the first sample), /api/v1/history (the key

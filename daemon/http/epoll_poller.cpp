@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Poller on Linux: one epoll set, and an eventfd in it for wake().
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

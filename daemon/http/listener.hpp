@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The listening socket for web.listen_address: "HOST:PORT" (an IPv4 address or "[IPv6]", never
 // a name: one that resolves to several addresses would be bound on one of them only), or
 // ":PORT" for every IPv4 interface. Errors are values naming the address and

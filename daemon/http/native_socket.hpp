@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A socket as the OS names it, and the few socket calls whose spelling differs between Linux
 // and Windows, so that the listener, the event loop and the connections are written once.
 // On Linux a socket is a descriptor (UniqueFd closes it); on Windows it is a SOCKET handle,
@@ -78,7 +79,7 @@ UniqueSocket accept_connection(NativeSocket listener);
 // refuses a port with a listener). Windows: SO_EXCLUSIVEADDRUSE, so no other socket can take the
 // port (its SO_REUSEADDR would let two listeners share it); Windows documents that such a port
 // cannot be bound again while connections accepted on it are still open, so a quick restart
-// there may wait for them (not verified on a real Windows host: README "Windows").
+// there may wait for them (not verified on a real Windows host: docs/windows.md).
 void allow_quick_rebind(NativeSocket socket);
 
 // Small responses leave at once (TCP_NODELAY) and the kernel holds at most `bytes` of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/http/password_verifier.hpp"
 
 #include <pthread.h>  // mingw-w64 posix threads have pthread_setname_np too

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Password checks off the HTTP loop thread. A bcrypt check at cost 10 takes tens of
 // milliseconds; in the loop it would hold up every other client, so a flood of wrong
 // passwords would delay Prometheus' scrapes by as much. Instead one worker thread checks them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readiness of many sockets at once, for the HTTP event loop (server.cpp): epoll on Linux
 // (epoll_poller.cpp), WSAPoll on Windows (wsapoll_poller.cpp). It also owns the loop's wake-up:
 // wake() from any thread makes the current or next wait return with `woken` set, which is how

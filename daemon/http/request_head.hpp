@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The head of an HTTP/1.x request (request line and header fields), parsed from the bytes a
 // connection has received. Pure functions over text, no I/O: the server's event loop calls
 // them on whatever arrived, and unit and fuzz tests call them on anything.

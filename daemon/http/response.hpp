@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A response as it goes on the wire: a head (status line and header fields, with the whole body
 // of a small response after it) and, for /metrics, a body shared with every other connection
 // sending the same exposition. The two leave in one sendmsg (two small writes on a socket made

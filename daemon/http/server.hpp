@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server's event loop: one thread, a Poller (epoll; WSAPoll on Windows) over the
 // listening socket and every connection, non-blocking throughout. A connection costs a socket
 // and a small buffer, never a thread, so clients that connect and send nothing (or half a request) cannot starve

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server's limits, and why each has its value. Together they bound what a client
 // can hold without sending a request: a descriptor and a small buffer, for at most
 // header_timeout, and never a scraper's place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_socket.hpp on Linux: sockets are descriptors, errors are errno.
 #include <netinet/in.h>
 #include <netinet/tcp.h>

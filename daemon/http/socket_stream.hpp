@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte stream of a plain HTTP connection: a non-blocking TCP socket
 // (socket_stream_posix.cpp, socket_stream_win32.cpp). TLS is another ByteStream over the same
 // socket (tls_stream.hpp).

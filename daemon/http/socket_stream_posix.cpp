@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SocketStream on Linux.
 #include "daemon/http/socket_stream.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SocketStream on Windows: Winsock's recv and WSASend (two buffers in one call, like sendmsg).
 // Windows has no SIGPIPE, so a peer that went away is just an error here too.
 #include <winsock2.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // native_socket.hpp on Windows: sockets are SOCKET handles from Winsock, errors come from
 // WSAGetLastError, and the process holds as many as memory allows (no descriptor limit).
 #include <winsock2.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The status page at / ("a page for people"): one constant HTML document, with its
 // style and script inline and no other asset, so it works offline and behind any proxy. Its
 // script fetches /api/v1/diagnosis and /api/v1/history every 5 s and draws the verdicts and

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // One OpenSSL server context built from tls_server_config (daemon/web_config.hpp): the
 // certificate chain and key, the client certificate policy, the protocol versions, cipher
 // suites and curves. Built (and so checked) when the web config is loaded; every connection
 // accepted while that config is in force gets its TLS session from it (tls_stream.hpp), and
 // holds it for as long as it lives, so a reload never pulls it from under a handshake.
-// Linux only: the Windows build has no OpenSSL (README "Windows").
+// Linux only: the Windows build has no OpenSSL (docs/windows.md).
 #pragma once
 
 #include <openssl/ssl.h>

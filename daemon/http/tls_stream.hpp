@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TLS over one accepted non-blocking socket, as a ByteStream: the connection reads and writes
 // plaintext, and the handshake happens inside the first reads (SSL_read on a server-side
 // session accepts first). So it is bounded like a request head is: the connection's head

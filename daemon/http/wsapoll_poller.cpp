@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Poller on Windows: WSAPoll over the watched sockets, rebuilt for each wait (a few hundred
 // at most: the connection cap), and a UDP socket connected to itself for wake(). Windows has
 // no eventfd, and WSAPoll only waits on sockets.

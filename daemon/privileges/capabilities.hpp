@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's own Linux capabilities: which it holds, and giving up those it no longer needs.
 // Raw capget/capset (no libcap): three 64-bit sets are all the daemon ever looks at.
 #pragma once

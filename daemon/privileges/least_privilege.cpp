@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/privileges/least_privilege.hpp"
 
 #include <sys/utsname.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's footing on Linux, settled once at start, before any thread (capabilities are
 // per thread; threads inherit them when created): its memory locked resident, and only the
 // capabilities it uses itself.

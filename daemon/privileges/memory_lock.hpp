@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeping the daemon's own memory resident, so it answers while its node (or its own memory
 // cgroup) reclaims: a scrape that has to fault its code or its buffers back in waits behind the
 // very reclaim it is meant to report.

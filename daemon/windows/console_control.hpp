@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiagd.exe --console: the console's Ctrl+C, Ctrl+Break, closing its window, logoff and
 // shutdown stop the daemon (SetConsoleCtrlHandler), as SIGINT and SIGTERM do on Linux. There
 // is no console reload: a service reloads with `sc control memdiagd paramchange`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiagd.exe's entry point: a service when the service manager starts it, in the foreground
 // with --console (or when run from a console without it). Exit codes as on Linux: 0 ok,
 // 1 runtime failure (port taken), 2 bad command line or config.

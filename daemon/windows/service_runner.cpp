@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/windows/service_runner.hpp"
 
 #include <windows.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiagd.exe as a Windows service: the service control dispatcher (StartServiceCtrlDispatcherW),
 // the service's main, and its control handler. Stop and shutdown stop the daemon; paramchange
 // (`sc control memdiagd paramchange`) reloads --config, as SIGHUP does on Linux. The service

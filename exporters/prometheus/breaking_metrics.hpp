@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "about to break" verdict's series: its level (as a number and as a state set), per kind
 // how many items there are and the highest level among them (every kind present from the first
 // sample, so an alert never meets an absent series), and one series per item naming its

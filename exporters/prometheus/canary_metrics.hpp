@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag_canary_* and memdiag_allocator_* series from the canary source's section:
 // page-fault and cycle latency histograms of the daemon's canary and of each cgroup canary, their
 // counters, and the canary allocator's accounting.

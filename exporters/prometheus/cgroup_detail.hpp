@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which exported cgroups get their detail series (memory.stat keys, PSI averages): the ones that
 // matter now. A busy node has thousands of cgroups and the cap exports hundreds; the detail of
 // every one is ~20 series each, most of it about cgroups nobody is looking at. Every exported

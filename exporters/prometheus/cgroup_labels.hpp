@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The labels every per-cgroup series carries: the path and, where the path says so, the
 // Kubernetes pod, QoS class and container, or the systemd unit, so series of different
 // families join on them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag_cgroup_* series from a snapshot's cgroup section. Every series carries the cgroup
 // path and, where the path says so, pod_uid, qos_class, container_id or unit. Unlimited limits
 // are absent, never 2^63.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon runs with, as it reports itself: whether its memory is locked resident and how
 // much, the capabilities it still holds, and its user. Filled by the daemon (Linux:
 // daemon/privileges), rendered beside memdiag_build_info.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/prometheus/exposition.hpp"
 
 #include <prometheus/text_serializer.h>

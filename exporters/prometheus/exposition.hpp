@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus text exposition (format 0.0.4) of any prometheus-cpp Collectable, through
 // prometheus-cpp's own TextSerializer. /metrics and --once use SnapshotCollector::render_text
 // (the same rendering, written straight to text, ~9x cheaper); this is the reference that path

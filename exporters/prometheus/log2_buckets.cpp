@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/prometheus/log2_buckets.hpp"
 
 namespace memdiag::prom {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus buckets for log2 latency distributions (probes/core/log2_distribution.hpp): the
 // reclaim-stall histograms and the canary's. The 40 slots are exported with `le` bounds at
 // every second power of two from 2^10 ns (~1 us) to 2^34 ns (~17 s): 13 buckets plus +Inf. A

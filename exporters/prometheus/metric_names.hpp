@@ -1,4 +1,5 @@
-// Kernel field names turned into the metric names of DESIGN.md's contract. Kernel spelling
+// SPDX-License-Identifier: Apache-2.0
+// Kernel field names turned into the metric names of the naming contract (docs/development.md). Kernel spelling
 // (MemTotal, Active(anon), Committed_AS) never reaches Prometheus as is: CamelCase fails
 // promtool's lint, parentheses are not legal in names.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the collector's rendering goes. One rendering routine feeds either prometheus-cpp's
 // MetricFamily objects (the Collectable interface) or the text exposition directly: the text
 // path is what /metrics serves, because building ~300 MetricFamily objects and running them

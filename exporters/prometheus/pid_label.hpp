@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pid as label text without allocating (the scrape path renders one per selected process).
 #pragma once
 

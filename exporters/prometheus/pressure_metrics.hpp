@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis beyond the node's stall level: each cgroup scope's stall level, the
 // roles and contribution of members in stalling scopes, relief, shortfall and the forecast.
 #pragma once

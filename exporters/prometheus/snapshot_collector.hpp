@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus view of the latest snapshot. Rendering only reads what the sampler already
 // published: a scrape never touches the kernel, so its cost is rendering cost and a slow /proc
 // never blocks Prometheus. The same routine feeds prometheus-cpp (Collect) and the text that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag_stall_* series from a snapshot's stall verdict (probes/analysis/stall_model.hpp):
 // the level as a number and as a state set, every reason code with 1 when it holds, the figures
 // behind them (memdiag_stall_evidence{figure}), and the signals the verdict had, so "none" with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/prometheus/system_memory_metrics.hpp"
 
 #include "exporters/prometheus/pid_label.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OS-neutral series: the same names on Linux and Windows, so one dashboard and
 // one set of alerts cover a mixed fleet.
 // - From SystemMemory, on every platform: memdiag_memory_{total,available}_bytes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every verdict's series share: its level as a state set (1 for the current level, 0 for
 // the others) and its reason codes (1 for each that holds), every series present from the first
 // sample so a panel or alert never meets an absent series for "none".

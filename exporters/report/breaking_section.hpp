@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "about to break" verdict in the diagnosis report (probes/core/breaking_verdict.hpp): its
 // JSON section, its lines in the text report and its next steps, rendered from the verdict
 // alone so the JSON, the text, the page and the steps say the same.

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis report (`memdiagd diagnose`, /api/v1/diagnosis): the verdicts with their
 // evidence, contributors and victims with their relief, the overcommit picture and what the
 // node's mode means, the promise holders, the timeline of recent transitions and the next
-// steps, from one snapshot. JSON for tools (schema: README "Diagnosis report"), text for a
+// steps, from one snapshot. JSON for tools (schema: docs/diagnose.md "Diagnosis report"), text for a
 // person on call (80 columns).
 #pragma once
 

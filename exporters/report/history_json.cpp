@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/report/history_json.hpp"
 
 #include <algorithm>

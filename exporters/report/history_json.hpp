@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // The last minutes of the key signals (/api/v1/history, the status page's charts), from the
 // snapshot ring: one entry per snapshot, oldest first, as parallel arrays (an object per entry
 // would repeat every key 300 times). A figure a snapshot does not have (no PSI before Linux
 // 4.20 or on Windows, no vmstat on Windows, no commit figures, the first entry's rates) is
 // null, never 0; a rate whose counter went down between two snapshots (a reset) is null too.
-// Schema (README "Status page"):
+// Schema (docs/diagnose.md "Status page"):
 //   {"schema":"memdiag.history/v1",
 //    "taken_at_ms":[...],               Unix time of each snapshot, milliseconds
 //    "stall_level":[...],               the node's stall level, 0 none .. 4 critical

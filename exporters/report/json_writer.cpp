@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporters/report/json_writer.hpp"
 
 #include <charconv>

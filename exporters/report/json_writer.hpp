@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small streaming JSON writer for the diagnosis report: objects, arrays, strings (escaped as
 // RFC 8259 requires, invalid UTF-8 replaced), numbers (finite ones; NaN and infinities, which
 // JSON cannot spell, become null) and booleans. Commas are placed by the writer.

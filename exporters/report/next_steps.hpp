@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a person on call can do about a diagnosis, concretely: which cgroup to stop or limit
 // (and whether that frees enough), which knob to turn, which one-liner traces the cause further.
 // Derived from the verdicts alone, so the text report, the JSON and the page say the same.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the diagnosis report shows of a snapshot, chosen once for the JSON and the text alike:
 // the stalling cgroup scopes, the top promise holders, the transitions within --since.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One line saying where the node stands, for a service manager's status (systemd's STATUS=,
 // shown by `systemctl status memdiagd`): the stall and overcommit levels with their first
 // reason, and how many sources are up. Derived from the snapshot alone, like the reports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What is about to break (probes/core/breaking_verdict.hpp), judged once per sample:
 //   - processes near vm.max_map_count (the process source's selection: top-N by map count and
 //     every process above its threshold);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per cgroup figures over the model's windows, for every exported cgroup: what the cgroup
 // scopes are judged by (probes/analysis/cgroup_scopes.hpp) and what members are ranked by
 // (pressure_roles.hpp). Rates come from the cgroup's own counters at the window's start in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/analysis/derive_figures.hpp"
 
 #include "probes/analysis/limit_overcommit.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fills a snapshot's DerivedFigures from its sections: called once per sample, after every
 // source has sampled and before the snapshot is published.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis of one sample, computed by the sampler after every source has sampled: every
 // cgroup with a limit judged as a scope of its own (from its PSI, eBPF stall time, limit events,
 // refaults and OOM kills), then the node (stall_model.hpp), with the same thresholds and the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis run over snapshots someone else took (a recording, `memdiagd diagnose
 // --replay`): each one is assessed with the ring of those before it, exactly as the sampler
 // assesses a live sample, so a replay gives the report the daemon gave (with the settings the

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thresholds of every verdict, as the config's `diagnosis:` section sets them (defaults and
-// their reasons: stall_model.hpp, overcommit_model.hpp, pressure_roles.hpp, forecast.hpp and the README).
+// their reasons: stall_model.hpp, overcommit_model.hpp, pressure_roles.hpp, forecast.hpp and docs/diagnosis.md).
 #pragma once
 
 #include "probes/analysis/breaking_model.hpp"

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary's page faults against their own calm baseline (reason `slow_faults`):
 // how much slower a fresh page is handed to a thread now than when the node was calm, measured
 // on this host, never a hard-coded latency (a page fault costs ~0.25 us on one machine and
-// several on another: PLATFORM.md). The canary (probes/canary) touches a fresh working set
+// several on another). The canary (probes/canary) touches a fresh working set
 // every cycle (10 s by default) and counts each first touch in its page_fault distribution; the
 // mean of a cycle's faults is compared with the baseline, a running geometric mean of the
 // cycles that ran while nothing stalled.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The forecast: at the rate a scope's available memory has been falling, how long until there
 // is none. A least-squares line through the samples of the last `window`, trusted only when the
 // fall is clear by the fit's own measure: enough samples over at least half the window, a fit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How fast a footprint grows, smoothed: an exponential moving average of its rate of change
 // with a half-life (oomd smooths growth the same way, so one burst between two samples does
 // not make a job the cause). Shared by the cgroup members (cgroup_figures.cpp) and the

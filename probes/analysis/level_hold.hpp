@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hysteresis of a verdict's level: rising is immediate, falling waits. The level given is
 // the highest instant level of the last `hold`, so a stall that pauses for a second does not
 // flap the level, and once the pressure ends the level falls to none `hold` later.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/analysis/limit_overcommit.hpp"
 
 namespace memdiag::analysis {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How far the memory limits given to cgroups exceed the memory there is: the hard limits as
 // they bind (CgroupSection::effective_limits_sum_bytes: each capped subtree counted once, at
 // the lower of its limit and its limited descendants' sum) over physical memory. Above 1 the limits are promises

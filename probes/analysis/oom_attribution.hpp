@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who was killed for memory between two snapshots, where, and whose limit it was: each kill is
 // attributed to the scope whose limit caused it, the innermost limited cgroup (the victim's own
 // or an ancestor) that hit its limit in the window, else the node (a global OOM). Pure: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The overcommit-risk model: how much the node has promised that it cannot all pay,
 // in the terms of its overcommit mode.
 //
@@ -15,7 +16,7 @@
 // - Either way, cgroup hard limits adding up past physical memory are promises too (each capped
 //   subtree counted once, at its effective cap).
 //
-// Defaults, and why (README "Overcommit risk"): no tool derives a risk from the mode (ANCHORS.md),
+// Defaults, and why (docs/verdicts.md "Overcommit risk"): no tool derives a risk from the mode (docs/diagnosis.md),
 // so the bounds are ours: unbacked/supply 0.5 (low: half of what can still be handed out is
 // already promised), 1 (medium: more is promised than can be supplied), 2 and 4 (high,
 // critical); commit charge/limit 0.85, 0.90, 0.95, 0.98, and critical whatever the ratio when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/analysis/pressure_roles.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Contributors and victims within a pressured scope, judged from each member's figures
 // (probes/analysis/cgroup_figures.hpp) against the WHOLE scope:
 // - contribution: half the member's share of what the scope holds resident (anon + shmem: what

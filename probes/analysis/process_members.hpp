@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processes as members of a pressured scope. A cgroup's children say which job presses; its processes say which program in
 // it, and they are what a person stops. The processes are the process source's selection (top-N
 // by resident memory, by unbacked promise, by map count: probes/core/process_selection.hpp), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which promises can come due on the node (the overcommit model's input): a process in a cgroup
 // can draw from the node at most what the limits on its way up still allow (the limit tree's
 // headroom: the lowest of limit - usage over the cgroup and its limited ancestors). So each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The promises being paid (the overcommit forecast): a promise is paid when a page it covers is
 // touched, and that shows as the backed memory (AnonPages + Shmem + swap in use) rising. The
 // unbacked figure's own fall is no measure of it: a process exiting or unmapping cancels its

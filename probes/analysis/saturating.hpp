@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte counts computed in doubles (rates, sums of stat values) turned back into integers
 // without undefined behaviour: a replayed recording can hold numbers no kernel gives (up to
 // 2^64 - 1 in every field), and converting a double beyond the integer's range is UB.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/analysis/snapshot_window.hpp"
 
 namespace memdiag::analysis {

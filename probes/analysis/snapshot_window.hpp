@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rates over the snapshot ring: the model's windows. A counter's rate over a window is its
 // change from the snapshot at the window's start to the current one, per second of the time
 // between them. PSI's own averages lag (avg10 takes ~10 s to show a stall that began now); its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stall model: is the node stalling on memory right now, how badly, and why.
 //
 // The level comes from how much time tasks spent waiting for memory over the last `window`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Severity by time lost: how long a stall has lasted, from a cumulative stall-time counter
 // (PSI some or full `total`, or the eBPF stall seconds) read once per sample.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stall verdict's evidence as one key=value text, for the transition log and the timeline:
 //   stall_time=0.42(>=0.3,high) direct_reclaim=0.35(>=0.3,high) signals=psi,vmstat,ebpf window=2.0s
 //   contributors=/jobs/a:0.81:relief=1.2GiB victims=/jobs/b,/jobs/c

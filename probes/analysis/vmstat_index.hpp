@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vmstat counters the stall model reads, found by position: a snapshot's vmstat table is
 // ~180 name/value pairs, and looking each counter up by name in two snapshots every sample cost
 // more than the sample itself. Positions are resolved once per schema (the kernel's field set

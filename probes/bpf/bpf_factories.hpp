@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the eBPF sources hand to the rest of the daemon: the reclaim-stall source and the task
 // iterator's process scanner. Defined by the eBPF code (reclaim_stall_source.cpp,
 // bpf_process_scanner.cpp), or by without_bpf.cpp in a build without eBPF

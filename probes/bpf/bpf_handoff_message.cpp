@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/bpf_handoff_message.hpp"
 
 #include <algorithm>

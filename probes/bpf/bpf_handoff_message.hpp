@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The message a BPF loader child sends back with its descriptors (bpf_loader_child.hpp): which
 // descriptor is which, the probe's own report (how its units attached), libbpf's log lines, or
 // why the load failed. Encoding and decoding are pure, so the decoder can be fed truncated and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/bpf_loader_child.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading BPF objects in a short-lived child process. libbpf 1.1 parses the kernel's BTF
 // (/sys/kernel/btf/vmlinux, 5.3 MiB here) for every object it loads: it reads the file into one
 // buffer, copies it into another and indexes the types, ~11 MiB for a moment, and cannot be

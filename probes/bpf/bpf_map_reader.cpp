@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/bpf_map_reader.hpp"
 
 #include <bpf/bpf.h>

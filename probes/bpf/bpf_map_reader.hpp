@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading whole BPF maps from user space cheaply. A hash map is read in batches
 // (BPF_MAP_LOOKUP_BATCH, kernel >= 5.6: one syscall per few hundred entries); kernels without
 // it fall back to get_next_key + lookup (two syscalls per entry).

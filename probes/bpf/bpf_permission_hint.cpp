@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/bpf_permission_hint.hpp"
 
 #include "probes/linux/kernel_file.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Why the kernel refused a bpf() call, in words that point at the fix. EPERM from bpf() has
 // three usual causes that look alike from the call: the loader lacks CAP_BPF/CAP_PERFMON (often
 // because no_new_privs kept an executed loader from gaining them), a seccomp filter refuses the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/bpf_process_scanner.hpp"
 
 #include "probes/bpf/bpf_factories.hpp"

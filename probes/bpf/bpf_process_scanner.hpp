@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF process scanner: TaskMapsIterator's records, with their memory cgroup ids
 // named through CgroupIdMap (ids are the memory hierarchy's directory inode numbers).
 #pragma once

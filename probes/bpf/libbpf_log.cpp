@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/libbpf_log.hpp"
 
 #include <bpf/libbpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libbpf prints its warnings to stderr by default, once per failed relocation, attach or
 // verifier run: noise in a daemon's journal and lost for error reporting. This routes them
 // instead: while a LibbpfLogCapture lives on a thread, libbpf's messages from that thread are

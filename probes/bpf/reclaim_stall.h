@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /* Layout shared by reclaim_stall.bpf.c (kernel side) and reclaim_stall_probe.cpp (user space).
  * Plain C so both compilers read the same bytes: BPF gets its types from vmlinux.h, user space
  * from <linux/types.h>. Every struct is padded explicitly so the two sides cannot disagree. */

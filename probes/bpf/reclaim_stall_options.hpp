@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF reclaim-stall source's options (`sources.reclaim_stall` in the config). Apart from
 // the source so the config can be read by a build without eBPF.
 #pragma once

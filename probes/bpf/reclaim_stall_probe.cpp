@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/reclaim_stall_probe.hpp"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reclaim-stall tracing, user-space half: loads reclaim_stall.bpf.c (CO-RE, one
 // object for every kernel with BTF), attaches it, and reads its in-kernel histograms back as
 // plain data. Loading costs tens of milliseconds once, in a short-lived child process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/reclaim_stall_registration.hpp"
 
 #include "probes/bpf/bpf_factories.hpp"

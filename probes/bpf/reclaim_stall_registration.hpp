@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF reclaim-stall source (`sources.reclaim_stall`): its options, their validation and
 // its factory. Built with or without eBPF (see bpf_factories.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF reclaim-stall source: loads the probe once, reads its histograms every
 // sample, names the cgroups (ids are the inode numbers of the memory hierarchy's directories)
 // and keeps the most stalled ones within the cap. A cgroup removed for longer than

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of the reclaim-stall probe that attach on their own: one per stall kind (the list of
 // probes/core/stall_kinds.h), then the OOM victim program. A unit is its programs in
 // reclaim_stall.bpf.c (tp_btf and classic tracepoint, each for the unit's tracepoints); the

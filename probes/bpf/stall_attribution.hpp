@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The user-space half of the reclaim-stall source that needs no BPF: from the probe's raw
 // reading (histograms and OOM victims keyed by memory cgroup id) to the section, i.e. naming
 // the ids, keeping the `max_cgroups` most stalled ones, exporting a removed cgroup for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /* Layout shared by task_maps.bpf.c (kernel side) and task_maps_iterator.cpp (user space): one
  * fixed-size binary record per process, written with bpf_seq_write by the iter/task program.
  * Plain C so both compilers read the same bytes: BPF gets its types from vmlinux.h, user space

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/bpf/task_maps_iterator.hpp"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process map counts and RSS split, eBPF half: an iter/task program
 // (task_maps.bpf.c) walks the kernel's task list once per scan and emits one binary record per
 // process; no /proc/PID/maps reads. Loading + attaching costs tens of milliseconds once, in a

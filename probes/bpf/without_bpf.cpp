@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF factories of a build without eBPF (cmake -DMEMDIAG_BPF=OFF): see bpf_factories.hpp.
 #include "probes/bpf/bpf_factories.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One large range of address space, reserved PROT_NONE and committed from its start
 // (address_reservation.cpp; on Windows MEM_RESERVE and MEM_COMMIT, address_reservation_win32.cpp).
 //

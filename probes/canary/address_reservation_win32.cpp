@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AddressReservation on Windows: VirtualAlloc(MEM_RESERVE) of the whole range (address space
 // only: no commit charge, no memory), MEM_COMMIT of chunks from its start, and MEM_RELEASE of
 // the whole range at the end, the only way Windows frees a reservation. Nothing is ever freed

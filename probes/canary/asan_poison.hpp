@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ASan-compatible mode: when the allocator is compiled with AddressSanitizer, free objects are
 // poisoned, so a caller touching memory after deallocate() is reported as a use-after-free.
 // Free objects carry the allocator's own free-list link in their first word, so every access the

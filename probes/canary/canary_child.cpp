@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/canary/canary_child.hpp"
 
 #include <fcntl.h>

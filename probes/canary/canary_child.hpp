@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A canary in a child process: `program --canary-child ...` (memdiagd run
 // again, canary_child_main.hpp) runs the canary's cycles and sends a CanaryChildReport through a
 // pipe after each one; poll() keeps the latest. The daemon's own canary runs this way, in the

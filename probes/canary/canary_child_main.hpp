@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The child's side of a canary child (canary_child.hpp): memdiagd run again as
 // `memdiagd --canary-child <options> <parent pid>` runs a CanaryRunner's cycles on its main
 // thread and writes a CanaryChildReport to stdout (the pipe to its parent) after each one, until

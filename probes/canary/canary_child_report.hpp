@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a canary child (canary_child.hpp) sends its parent after every due cycle: its cumulative
 // reading, its allocator's stats and whether its bookkeeping is mlock()ed. The report crosses a
 // pipe as raw bytes between two copies of the same binary, in one write of at most PIPE_BUF

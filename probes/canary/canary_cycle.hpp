@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One canary cycle: allocate a working set across size classes from the canary's own
 // allocator, touch every page once timing each first touch (a page fault, since the previous
 // cycle gave its pages back), free it all and return the memory to the OS so that the next

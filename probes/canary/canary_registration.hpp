@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary source (`sources.canary`): its options, their validation and its factory.
 #pragma once
 

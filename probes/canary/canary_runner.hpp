@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary: a cycle (canary_cycle.hpp) at every tick(), every `interval` on a
 // thread of its own after start(), on an allocator instance of its own with a hard ceiling. It
 // must never add to a crisis: when node memory PSI `full` (avg10) is at or above

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary's config keys that Linux's and Windows's canaries share (`sources.canary`):
 // interval, working_set_bytes, ceiling_bytes, and the rule that holds them together. Portable,
 // so both registrations read them the same way and refuse the same values with the same words.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary source's options (`sources.canary` in the config): the daemon's page-fault canary
 // and optional ones inside chosen cgroups, each a child process.
 #pragma once

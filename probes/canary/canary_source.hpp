@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary source: starts the daemon's canary and the canaries of the configured
 // cgroups, each a child process (canary_child.hpp; the daemon's own stays in the daemon's
 // cgroup), and puts their cumulative readings and the daemon's canary allocator's stats into

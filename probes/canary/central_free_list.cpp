@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/canary/central_free_list.hpp"
 
 #include "probes/canary/asan_poison.hpp"

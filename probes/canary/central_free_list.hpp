@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The central free list of one size class (one of a few shards of it, see Impl::central): the
 // spans the class owns that still have free objects, shared by the threads of the shard under
 // one lock, kept in buckets by occupancy. Thread caches take and return objects in batches, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A canary inside a chosen memory cgroup: a canary child (canary_child.hpp) that moves
 // into the cgroup before it execs, so its page faults are charged to and reclaimed within that
 // cgroup's limit. Restarted at most once per restart_after if it exits, its predecessors' counts

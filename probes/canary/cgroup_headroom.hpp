@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How much more a memory cgroup can take before a limit on the way up makes it reclaim: the
 // least, over the cgroup and each ancestor below the hierarchy's root, of (limit - usage), where
 // the limit is v2's memory.high or memory.max, whichever is lower, or v1's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A background thread that calls `work` every `period` until stopped: how idle free memory goes
 // back to the OS without any call from the allocator's users. It sleeps on a condition variable,
 // so stopping it (the allocator's destructor) is immediate, not a period late.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the allocator keeps its own bookkeeping (span records, the free-span index's nodes, the
 // decay thread's stack): a reservation of its own, committed contiguously like the heap's, with a
 // free list per 16-byte size. Not from malloc, so that

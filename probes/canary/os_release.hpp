@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // Returning page runs to the OS, batched: on Linux MADV_DONTNEED over many ranges in as few
 // system calls as possible (os_release.cpp); on Windows MEM_DECOMMIT (os_release_win32.cpp). process_madvise() takes up to 1024 ranges per call and, since Linux 6.13, any
 // advice when the target is the calling process; on these VMs one madvise() per 8 KiB hole costs
-// 15-90 us against ~1.6 us per hole in process_madvise batches (PLATFORM.md). Where the kernel
+// 15-90 us against ~1.6 us per hole in process_madvise batches. Where the kernel
 // refuses it (older kernels: ENOSYS, or EINVAL for MADV_DONTNEED) this falls back to one madvise()
 // per range, and remembers.
 #pragma once

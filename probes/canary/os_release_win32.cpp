@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OsRelease on Windows: MEM_DECOMMIT of each range, one call per range (Windows has no batched
 // form). Decommitting, rather than DiscardVirtualMemory or MEM_RESET, gives back the commit
 // charge as well as the memory: on Windows the commit limit is always enforced, and commit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page heap: every page of the reservation's committed part belongs to exactly one span,
 // in use or free. It hands out page runs (small-object spans for the central lists, whole spans
 // for large objects), coalesces freed runs with their free neighbours, and returns free runs to

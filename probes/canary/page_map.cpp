@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PageMap's memory on Linux: one MAP_NORESERVE mapping, backed and charged as entries are written.
 #include "probes/canary/page_map.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pointer -> span metadata, by (p - base) >> kPageShift, for the whole reservation.
 //
 // Two flat arrays in one MAP_NORESERVE mapping, backed lazily by the kernel as entries are

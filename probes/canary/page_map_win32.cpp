@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PageMap's memory on Windows: reserved and committed at once (see page_map.hpp for the cost);
 // Windows backs committed pages with zeros on first touch, so only written entries use memory.
 // lock_on_fault has no counterpart here: the map is never reported locked.

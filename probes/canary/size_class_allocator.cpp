@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/canary/size_class_allocator.hpp"
 
 #include <algorithm>

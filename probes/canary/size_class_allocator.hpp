@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag's size-class allocator, a library usable on its own and the engine of the
 // daemon's canary. Two seed incidents shaped it:
 //   - an allocator whose freed spans never lowered its "held" bytes hit its 8 GB ceiling: here

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Size classes of memdiag's allocator: how a request size maps to the object size that serves it
 // and how many pages a span of that class spans.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A span: a run of whole pages inside the reservation, either in use (a large object, or a
 // small-object span owned by one size class) or free (dirty: touched and still held; clean:
 // returned to the OS or never touched; releasing: being madvise()d right now).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread caches: per thread and per allocator instance, a free list per size class, so the
 // common allocation and deallocation take no lock and touch no shared line.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sources of a Linux build. Adding a source: its *_registration.cpp beside it, and one line
 // here.
 #include "probes/bpf/bpf_factories.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every source of this build, in the order they sample and render: one registration line per
 // source in the platform's catalog file (linux_catalog.cpp; windows/ brings its own). The daemon
 // knows sources only through this list.

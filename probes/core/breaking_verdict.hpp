@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What is about to break (the third question after "who stalls" and "what was promised"):
 // walls a job hits whatever the free memory, each named with its subject, the figure, the limit
 // and what fails at it, and the kills that already happened (probes/analysis/breaking_model.hpp).

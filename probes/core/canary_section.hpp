@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary's part of a Snapshot: how long this node takes to give a thread a page
 // right now, read by the daemon's own canary (and optional canaries inside chosen cgroups),
 // plus the stats of the allocator the canary runs on. Counts are cumulative since start.

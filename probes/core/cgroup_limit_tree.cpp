@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/core/cgroup_limit_tree.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup hierarchy's hard limits as they bind: a cgroup can never use more than the lowest
 // limit on its way up to the root, so a child's limit under a smaller parent limit is no
 // promise of memory, and the parent's subtree as a whole is capped at the parent's limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroup paths as the cgroup source names them: relative to the hierarchy's root, "/" for the
 // root itself, "/a/b" below it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup view of a snapshot: per memory cgroup usage, limits, events, reclaim-related
 // memory.stat keys and PSI, for the cgroups kept by the cap, plus what the cap dropped.
 #pragma once

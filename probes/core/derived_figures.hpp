@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Figures derived from a snapshot's sections rather than read from the system: computed once
 // per sample by probes/analysis (analysis::derive_figures) after every source has sampled, and
 // rendered from here, so no renderer or model computes them a second time. Plain data; absent

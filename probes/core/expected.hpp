@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors as values: every parser and source returns Expected<T> instead of throwing,
 // so a broken kernel file becomes a reported state, never an unwinding sampler.
 #pragma once

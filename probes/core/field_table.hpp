@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kernel "name value" file (meminfo, vmstat) as sampled: values in kernel order, with the
 // names held in a schema that is shared between snapshots while the kernel's field set stays
 // the same. Sharing the schema keeps a sample allocation-light and lets the exporter cache

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A latency distribution as log2 slots of nanoseconds (the layout of probes/core/log2_layout.h:
 // slot i counts durations of 2^i to 2^(i+1) ns, slot 0 also 0 ns, the last slot everything
 // longer), with the count and the sum. The in-kernel eBPF histograms have the same layout, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /* The log2 latency layout: how a duration in nanoseconds picks its histogram slot, and where a
  * slot ends. The one definition behind the in-kernel eBPF histograms (probes/bpf, compiled by
  * clang -target bpf), Log2Distribution (probes/core, C++, also the canary's) and the Prometheus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a source reads its own options from the config file without knowing the file's format:
 // the daemon hands each key's value over as an OptionValue (YAML today), whose typed reads
 // refuse wrong types with the same words for every source, and the source refuses values out

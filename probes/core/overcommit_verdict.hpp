@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How much has been promised that cannot all be paid (the overcommit-risk model,
 // probes/analysis/overcommit_model.hpp): the figures, mode-aware, and the risk they make.
 // Plain data, computed once per sample and rendered from here.

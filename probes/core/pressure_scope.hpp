@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who causes the pressure and who suffers it, within a pressured scope (the node, or a cgroup
 // with a limit: reclaim happens at both), how much stopping each cause would free against what
 // is missing, and when the scope runs out at the present rate (see

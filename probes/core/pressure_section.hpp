@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pressure stall information (PSI) as a snapshot holds it: for the node (/proc/pressure/*) and,
 // in the cgroup section, per cgroup (memory.pressure). Linux has PSI since 4.20; other systems
 // leave these sections absent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process memory in terms every platform has, for the processes a source selected (the
 // largest, the nearest a limit, the daemon itself): resident memory (Windows: the working set),
 // swap (Windows: page-file backed private bytes), virtual size, and the number of mappings where

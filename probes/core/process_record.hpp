@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One process as a process scanner reads it: how many mappings it has against
 // vm.max_map_count, and what memory it holds. Both scanners fill the same record: the eBPF
 // task iterator (probes/bpf/task_maps_iterator) and the /proc reader (probes/linux/

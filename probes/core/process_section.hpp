@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process source's part of a Snapshot: which processes are closest to
 // vm.max_map_count and which hold the most memory, how all processes spread over the map-count
 // ratio, and per-cgroup sums of their memory and of the private memory they were promised.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/core/process_selection.hpp"
 
 #include "probes/core/utf8_text.hpp"

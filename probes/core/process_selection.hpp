@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From every process of a scan to the bounded set the exporter shows: top-N by
 // map-count ratio, top-N by resident memory, top-N by unbacked promise, every
 // process at or above the threshold (up to a cap), the daemon itself; the ratio histogram,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF reclaim-stall source's part of a Snapshot: how long tasks waited in
 // reclaim, compaction and throttling, as log2 histograms per kind, for the node and per
 // memory cgroup, and the OOM victims per cgroup. Plain data; the exporter turns the slots into

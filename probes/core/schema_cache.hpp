@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps the FieldSchema of the last sample and hands it out again while the kernel prints
 // the same fields in the same order (always, between boots), so a sample copies only numbers.
 #pragma once

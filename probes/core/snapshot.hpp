@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One sample of the node: plain structs, one section per source. A section is absent when
 // its source is disabled or failed this time, so nothing stale is ever exported.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the sampler publishes snapshots and everyone else reads them. The latest snapshot is
 // immutable and shared, so a scrape renders it without copying or touching the kernel; a ring
 // of recent ones serves rates and diagnosis.

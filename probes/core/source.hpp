@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Source owns one kernel interface. probe() says once whether it can work here; sample()
 // fills its section of a Snapshot or returns why it could not. A failing source never stops
 // the others: the sampler records its status and moves on.

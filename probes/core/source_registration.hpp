@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A source is one registration: its name (the key of its `sources:` config section), the
 // platform it runs on, its options type with their defaults and validation, and its factory,
 // declared together in the source's own file (see any *_registration.cpp). The daemon knows no

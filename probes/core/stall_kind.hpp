@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stall kinds of probes/core/stall_kinds.h for C++: an enum class with the same values as
 // the BPF side's enum memdiag_stall_kind, and the names the exporter puts in `kind` labels.
 #pragma once

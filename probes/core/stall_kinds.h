@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /* The kinds of memory stall the eBPF probe times, in one list: the BPF programs (probes/bpf,
  * clang -target bpf), the probe that attaches them, the snapshot section and the exporter's
  * `kind` label are all generated from it, so a kind cannot be added, renamed or reordered in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Is the node stalling on memory right now, and why (the stall model,
 // probes/analysis/stall_model.hpp): a level with hysteresis, the reasons with their numbers,
 // the figures over the model's window and which signals there were. Plain data, computed once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's memory in terms every platform has: physical memory, swap (the page file on
 // Windows) and the commit account, the promises made against what could back them. Linux fills
 // it from /proc/meminfo (commit charge = Committed_AS, limit = CommitLimit); Windows from

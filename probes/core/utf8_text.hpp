@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UTF-8 validity for text that ends up in Prometheus label values: process names, cgroup
 // directory names, whatever bytes someone chose. Prometheus refuses a whole scrape over one
 // label value that is not UTF-8, so invalid bytes are replaced, never passed on. Validity is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vocabulary of every verdict memdiag gives (the overcommit risk now, the stall level
 // next): a level a person can sort by and an alert can compare against, and the reasons behind
 // it, each with the number that crossed a threshold and the threshold it crossed, so a verdict

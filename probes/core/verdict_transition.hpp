@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A change of a stall level, as it is logged and kept for the API (`memdiagd diagnose` shows
 // the timeline of the recent ones): when, which scope, from what to what, and the evidence in
 // the log line's key=value form.

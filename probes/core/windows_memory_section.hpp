@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // What Windows says of its memory beyond the OS-neutral SystemMemory: the commit
 // peak, the system cache, the kernel pools and the system's counts, from GetPerformanceInfo and
 // GlobalMemoryStatusEx (windows/performance_info). Plain numbers in bytes; a value Windows (or
-// wine, which leaves some at 0: PLATFORM.md) does not give is 0 or absent as marked.
+// wine, which leaves some at 0) does not give is 0 or absent as marked.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ struct WindowsMemorySection {
 
 // Windows's paging counters from PDH (windows/paging), raw and cumulative like the kernel's
 // vmstat counters, so the rates come from the snapshot ring as on Linux. Each is absent when
-// its counter is missing (a trimmed PDH registry; wine has none: PLATFORM.md).
+// its counter is missing (a trimmed PDH registry; wine has none).
 struct WindowsPagingSection {
   std::optional<std::uint64_t> page_faults_total;   // \Memory\Page Faults/sec: soft and hard
   std::optional<std::uint64_t> hard_faults_total;   // \Memory\Page Reads/sec: reads from disk to resolve faults

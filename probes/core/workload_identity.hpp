@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who a cgroup belongs to (a Kubernetes pod and container, or a systemd unit), as the
 // cgroup section labels it. Linux derives it from the cgroup path
 // (probes/linux/cgroup/kubernetes_identity.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `btf_path` option of the sources that load eBPF programs (reclaim_stall, processes):
 // where the kernel's BTF is, when not at /sys/kernel/btf/vmlinux.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A source for a kernel "name value" file that becomes a FieldTable section of the snapshot
 // (meminfo, vmstat): read, parse with the file's pure parser, share the schema between samples,
 // copy the numbers. The files differ only in parser, field kinds and section.

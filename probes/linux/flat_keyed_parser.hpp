@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel's "flat keyed" files: one "name value" pair per line, values unsigned decimal.
 // /proc/vmstat, cgroup memory.stat and memory.events, v1 memory.oom_control all look like this.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kernel text file read again and again. The descriptor stays open and each read starts
 // at offset 0 (procfs and seq_file regenerate the content), so a sample costs preads instead
 // of open+read+close, and keeps working when the node cannot spare much. If the file

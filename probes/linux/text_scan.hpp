@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small building blocks shared by the kernel-text parsers. Pure: no I/O, no allocation
 // except for error messages.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file descriptor that closes itself: sockets of the HTTP server change hands between the
 // listener, the loop and its connections, and descriptors of BPF objects come back from the
 // loader's child process; every path out (errors included) must close them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A recording: the snapshots a node produced, in order, in a compact file that
 // `memdiagd diagnose --replay` runs the same models over offline. Written by `memdiagd record`,
 // attached to tickets, and used by the model tests. Portable: Windows writes the same format.

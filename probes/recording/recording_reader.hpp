@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads a recording (recording_format.hpp) back into snapshots, one at a time, so a replay of a
 // long recording holds only the ring it needs. Pure: it reads bytes the caller loaded. Every
 // malformed, truncated or oversized input is an error naming the byte offset and what was

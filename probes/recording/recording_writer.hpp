@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns snapshots into a recording (recording_format.hpp), frame by frame, so a recorder can
 // write each to disk as it is taken and a recording cut short keeps what came before. Pure: it
 // builds bytes; the caller writes them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The order in which a recording holds a snapshot's fields: one definition for both directions.
 // Each `fields(a, x)` hands every member of x to the archive `a` in a fixed order; the writer's
 // archive (recording_writer.cpp) reads them from a const object, the reader's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LEB128 varints and zigzag signs, the number encoding of recordings (recording_format.hpp).
 #pragma once
 

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag's size-class allocator (probes/canary) against glibc, jemalloc, mimalloc and
-// tcmalloc on the workloads of PLATFORM.md's allocator table, side by side in one run.
+// tcmalloc on the workloads of a reference machine's allocator table, side by side in one run.
 //
 //   memdiag-alloc-bench [--all]                       every allocator x every workload
 //   memdiag-alloc-bench --allocator A[,B...] --workload W[,V...] [--repetitions N] [--quick] [--json]
@@ -1016,9 +1017,9 @@ struct Row {
   const char* target_text;  // for memdiag; nullptr = no target
   char op;                  // '<' (<=), '>' (>=), 'l' (strictly <), '=' (==)
   double target;
-  // PLATFORM.md's figures (shown units) of glibc, jemalloc, mimalloc, tcmalloc, which the
+  // A reference machine's figures (shown units) of glibc, jemalloc, mimalloc, tcmalloc, which the
   // target was set against; 0 = none. The summary scales the target by how this run's figures
-  // of those allocators compare with them (the median of measured / PLATFORM.md).
+  // of those allocators compare with them (the median of measured / reference).
   double ref[4] = {0, 0, 0, 0};
 };
 const char* const kRefAllocators[4] = {"glibc", "jemalloc", "mimalloc", "tcmalloc"};
@@ -1095,7 +1096,7 @@ void print_summary(FILE* out, const std::vector<std::string>& allocators, const 
         if (auto v = number(it->second.med, row.key)) x = *v / row.scale;
       }
       std::fprintf(out, "   %-8s %-8s", row.target_text, x ? judge(row, *x, row.target).c_str() : "n/meas");
-      // This machine against PLATFORM.md's: the median of measured / reference figure.
+      // This machine against the reference machine: the median of measured / reference figure.
       std::vector<double> factors;
       for (int r = 0; r < 4; ++r) {
         if (row.ref[r] <= 0) continue;
@@ -1116,8 +1117,8 @@ void print_summary(FILE* out, const std::vector<std::string>& allocators, const 
   }
   if (have_memdiag) {
     std::fprintf(out,
-                 "(target: the issue's, for memdiag; machine: this run's figures of the other allocators / "
-                 "PLATFORM.md's, median; scaled: the target times that)\n");
+                 "(target: memdiag's own; machine: this run's figures of the other allocators / "
+                 "the reference machine's, median; scaled: the target times that)\n");
   }
   // memdiag / other, per figure.
   std::vector<std::string> others;
@@ -1264,7 +1265,7 @@ int main(int argc, char** argv) {
       preload[a] = preload_library(a);
       if (preload[a].empty()) {
         status = "not installed";
-        why = "no shared library of " + a + " found (deploy/install-deps.sh installs it)";
+        why = "no shared library of " + a + " found (deploy/install-deps.sh --test installs it)";
       }
 #ifdef MEMDIAG_BENCH_SANITIZED
       status = "not measured";

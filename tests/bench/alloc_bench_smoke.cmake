@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ctest's bench-smoke-alloc: memdiag-alloc-bench --quick for ALLOCATORS (comma-separated) and
 # every workload, one repetition. Passes when it exits 0, prints one JSON line per
 # (allocator, workload), each parses, says "status":"ok" and has failures == 0, and the summary

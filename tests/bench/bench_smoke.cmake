@@ -1,5 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
 # ctest's bench-smoke: both benchmarks run briefly and print their figures. Performance
-# targets are not checked here; they are read from real runs (see README.md).
+# targets are not checked here; they are read from real runs (see docs/performance.md).
 function(run_and_expect name)
   cmake_parse_arguments(ARG "" "" "COMMAND;EXPECT" ${ARGN})
   execute_process(COMMAND ${ARG_COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

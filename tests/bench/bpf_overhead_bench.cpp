@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the eBPF reclaim-stall probe costs a workload that reclaims all the time (the probe's
 // benchmark). Needs root and a cgroup v1 memory hierarchy at /sys/fs/cgroup/memory (v1 or
 // hybrid); otherwise it prints "skipped: ..." and exits 0 without measuring anything.

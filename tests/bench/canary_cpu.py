@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPU cost of memdiagd's page-fault canary at its defaults (target: under 1 % of a core).
 
 Starts memdiagd with only the canary source on (its defaults unless --interval/--working-set

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What sampling the memory cgroups costs per cgroup, and what a scrape of them costs (the cgroup
 // source's benchmark), against real cgroups created for the purpose. Needs root and a cgroup v1
 // memory hierarchy at /sys/fs/cgroup/memory (v1 or hybrid); otherwise it prints "skipped: ..."

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verdicts cost per sample (the diagnosis target: the models over a 300-snapshot ring
 // under 1 ms CPU per sample), side by side with what the sample itself costs:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The number of samples in a text exposition (its lines that are not comments), which both
 // benchmark binaries report next to the bytes of a scrape.
 #pragma once

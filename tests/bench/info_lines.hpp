@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmarks' lines for people (setup notes, checks, summaries, cleanup) next to their
 // machine-readable output: info() prints to g_info, stdout by default; a benchmark whose stdout
 // carries JSON or CSV sets g_info = stderr so those lines do not corrupt it. Every line is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Peak and steady resident memory of memdiagd against prometheus-node-exporter, side by side.
 
 Starts both on free 127.0.0.1 ports (node_exporter with the meminfo, vmstat and pressure

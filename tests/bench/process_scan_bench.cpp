@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a full scan of every process's map count and memory costs (the process source's
 // benchmark), against real processes created for the purpose: memdiag-map-areas-helper
 // (tests/helpers) with --mappings M --copies N, i.e. N processes of M separate mappings each

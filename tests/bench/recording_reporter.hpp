@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Google Benchmark reporter shared by the bench binaries: shows every run as usual and keeps
 // each benchmark's CPU time per iteration and counters (the median when repetitions are asked
-// for) so a binary can print its summary against the targets.
+// for) so a binary can print its summary against its targets.
 #pragma once
 
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a sample and a render cost, against the real /proc of this machine.
 //
 //   FullSample              every node source sampling into a fresh Snapshot, back to back
@@ -154,7 +155,7 @@ void BM_ParsePressure(benchmark::State& state) {
 
 // --- The floor: the kernel's own cost of producing the text, read in plain C. ---
 
-const std::vector<std::string>& node_files() {  // what PLATFORM.md's ~52 us floor reads
+const std::vector<std::string>& node_files() {  // what the ~52 us floor of a quiet machine reads
   static const std::vector<std::string> kFiles = {"/proc/meminfo", "/proc/vmstat", "/proc/pressure/memory",
                                                   "/proc/pressure/io", "/proc/pressure/cpu"};
   return kFiles;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scrape cost of memdiagd against prometheus-node-exporter, side by side.
 
 Starts both exporters on free 127.0.0.1 ports (node_exporter with only the meminfo, vmstat and

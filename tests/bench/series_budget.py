@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Series per node at the defaults on a busy node: 2,000 memory cgroups with a process
 each (2,000 processes beside the node's own), memdiagd on the example config, node_exporter on
 its defaults, side by side on the same node. Prints samples per scrape and bytes for both, and

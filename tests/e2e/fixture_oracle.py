@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
 """What an exposition of a fixture tree must contain, worked out from the fixture files alone.
 
 The golden files (tests/fixtures/*.prom) are what memdiagd printed when they were last
 regenerated: diffing against them catches a change, not a mistake that was there when they were
 written. This module is the second opinion. It reads the fixture's kernel files with its own
-small parsers and applies the export contract as the README ("What it exports") and DESIGN.md
+small parsers and applies the export contract as docs/sources.md and docs/development.md
 ("Metric naming") state it: the family name, the unit conversion (kB -> bytes, PSI microseconds
 -> seconds, PSI percentages -> ratios), which vmstat fields are counters. It imports nothing of
 memdiagd and was not written from its output, so a wrong name, unit or value in the daemon
@@ -74,13 +75,13 @@ def _read(path):
 
 # --- node files -----------------------------------------------------------------------------
 
-# README: "Words promtool reads as units are spelled out".
+# docs/sources.md: "Words promtool reads as units are spelled out".
 _MEMINFO_SPELLED_OUT = {"SReclaimable": "slab_reclaimable", "SUnreclaim": "slab_unreclaim",
                         "SecPageTables": "secondary_page_tables"}
 
 
 def meminfo_snake(field):
-    """The README's snake case of a kernel meminfo name: MemTotal -> mem_total, Active(anon) ->
+    """docs/sources.md's snake case of a kernel meminfo name: MemTotal -> mem_total, Active(anon) ->
     active_anon, Committed_AS -> committed_as, DirectMap2M -> direct_map_2m."""
     if field in _MEMINFO_SPELLED_OUT:
         return _MEMINFO_SPELLED_OUT[field]
@@ -107,13 +108,13 @@ def expected_meminfo(procfs):
     return out
 
 
-# README: the nr_* fields that count events rather than hold a level.
+# docs/sources.md: the nr_* fields that count events rather than hold a level.
 _VMSTAT_CUMULATIVE_NR = ("nr_dirtied", "nr_written", "nr_throttled_written", "nr_foll_pin_acquired",
                          "nr_foll_pin_released")
 
 
 def vmstat_is_level(field):
-    """README: levels as gauges (nr_*, workingset_nodes); the cumulative nr_* fields
+    """docs/sources.md: levels as gauges (nr_*, workingset_nodes); the cumulative nr_* fields
     (nr_dirtied, ..., nr_vmscan_*, nr_tlb_*) are counters like every other field."""
     if field in _VMSTAT_CUMULATIVE_NR or field.startswith(("nr_vmscan_", "nr_tlb_")):
         return False
@@ -121,7 +122,7 @@ def vmstat_is_level(field):
 
 
 def vmstat_name(field):
-    """README: the word "sec" (which promtool reads as a unit) spelled out."""
+    """docs/sources.md: the word "sec" (which promtool reads as a unit) spelled out."""
     return "_".join("secondary" if word == "sec" else word for word in field.split("_"))
 
 
@@ -202,7 +203,7 @@ def _node_unbacked(kb):
 
 
 def _promises(procfs):
-    """(committed, unbacked, rss_anon, uncharged) per process with memory. README "Overcommit
+    """(committed, unbacked, rss_anon, uncharged) per process with memory. docs/verdicts.md "Overcommit
     risk": a process whose private size exceeds the node's Committed_AS, or whose unbacked part
     exceeds the node's unbacked promise, holds reservations the kernel never charged."""
     kb = _meminfo_bytes(procfs)
@@ -223,7 +224,7 @@ def expected_processes(procfs, threshold):
     memory is exported), with `map_areas_threshold` = threshold. A process without VmSize in its
     status is a kernel thread: no memory, nothing to export. Map areas are the kernel's
     mm->map_count, which vm.max_map_count limits: the lines of maps, less the [vsyscall] gate
-    area that maps shows but that is no VMA of the process. The promise a process holds (README):
+    area that maps shows but that is no VMA of the process. The promise a process holds (docs/verdicts.md):
     committed private = VmData + VmStk; unbacked = that less RssAnon and VmSwap, never below 0;
     the node-wide figure sums the unbacked over every process with memory."""
     max_map_count = int(_read(os.path.join(procfs, "sys", "vm", "max_map_count")))
@@ -268,7 +269,7 @@ PROCESS_FAMILIES = ("memdiag_process_map_areas", "memdiag_process_resident_bytes
                     "memdiag_processes_unbacked_promise_bytes")
 
 
-# README "Overcommit risk": the figures from meminfo, the mode from vm.overcommit_memory, and
+# docs/verdicts.md "Overcommit risk": the figures from meminfo, the mode from vm.overcommit_memory, and
 # the default thresholds of the levels low, medium, high, critical.
 _UNBACKED_TO_SUPPLY = (0.5, 1.0, 2.0, 4.0)
 _COMMIT_LIMIT_RATIO = (0.85, 0.90, 0.95, 0.98)
@@ -338,7 +339,7 @@ _STALL_REASONS = ("stall_time", "direct_reclaim", "memcg_limit", "compaction", "
 
 
 def expected_stall_first_sample(procfs):
-    """README "Stall verdict": a first sample (what --once prints) has no window (0 s), so no
+    """docs/verdicts.md "Stall verdict": a first sample (what --once prints) has no window (0 s), so no
     rates, no evidence, no reasons and level none; the signals are the sources the tree has (no
     eBPF in a tree). A fixture without swap has no swap_free_ratio evidence either."""
     out = {key("memdiag_stall_level"): 0}
@@ -358,11 +359,11 @@ def expected_stall_first_sample(procfs):
     return out
 
 
-_HEADROOM_RATIO = 0.10  # README "Contributors and victims": diagnosis.roles.headroom_ratio
+_HEADROOM_RATIO = 0.10  # docs/diagnosis.md "Who presses": diagnosis.roles.headroom_ratio
 
 
 def expected_shortfall(procfs):
-    """README: the node's shortfall is what MemAvailable lacks of 10 % of MemTotal."""
+    """docs/diagnosis.md: the node's shortfall is what MemAvailable lacks of 10 % of MemTotal."""
     mem = expected_meminfo(procfs)
     total = mem.get(key("memdiag_meminfo_mem_total_bytes"))
     available = mem.get(key("memdiag_meminfo_mem_available_bytes"))
@@ -456,7 +457,7 @@ def _flat_keyed(text):
     return out
 
 
-# README: the memory.stat keys exported, sizes and event counts.
+# docs/sources.md: the memory.stat keys exported, sizes and event counts.
 _STAT_BYTES = ("anon", "file", "inactive_file", "kernel", "kernel_stack", "pagetables", "sock", "shmem", "file_mapped",
                "file_dirty", "file_writeback", "slab_reclaimable", "slab_unreclaimable")
 _STAT_EVENTS = ("workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
@@ -466,7 +467,7 @@ _STAT_EVENTS = ("workingset_refault_anon", "workingset_refault_file", "workingse
 
 def expected_cgroup_v2(tree, max_depth):
     """Every cgroup of tree/sys/fs/cgroup within max_depth, for a tree with fewer cgroups than
-    max_cgroups, and the node-wide figures. A file that does not parse (README: counted in
+    max_cgroups, and the node-wide figures. A file that does not parse (docs/sources.md: counted in
     memdiag_cgroup_malformed_files) gives no series; the cgroup's other files still do, and a
     leaf whose limit cannot be read counts as unlimited."""
     root = os.path.join(tree, "sys", "fs", "cgroup")
@@ -489,7 +490,7 @@ def expected_cgroup_v2(tree, max_depth):
         if rel != "/" and not subdirs:
             leaves["true" if limit is not None else "false"] += 1
             leaf_limits += limit or 0
-    # README "Series per node": memory.stat keys and PSI averages only for the cgroups that
+    # docs/operations.md "Series per node": memory.stat keys and PSI averages only for the cgroups that
     # matter now: the 10 most important (memory PSI some avg10, then fill, then usage, then path)
     # and any within 10 % of its limit (none stalls or has a role in a first sample).
     ranked.sort()
@@ -509,7 +510,7 @@ def expected_cgroup_v2(tree, max_depth):
 
 
 def _limits_as_they_bind(limits):
-    """README "Overcommit risk": a limited cgroup counts the lower of its limit and what its
+    """docs/verdicts.md "Overcommit risk": a limited cgroup counts the lower of its limit and what its
     children count, a limited leaf its limit, an unlimited leaf under a limit as much as that
     limit allows (unbounded, then capped above), elsewhere nothing."""
     children = {path: [] for path in limits}
@@ -577,7 +578,7 @@ def _cgroup_samples(directory, path, files):
             out[key("memdiag_cgroup_memory_stat_bytes", key=stat_key, **labels)] = n
         elif stat_key in _STAT_EVENTS:
             out[key("memdiag_cgroup_memory_stat_events_total", key=stat_key, **labels)] = n
-    # README "Cgroups as scopes of their own": a cgroup with a limit (the lower of memory.max
+    # docs/verdicts.md "Cgroups as scopes of their own": a cgroup with a limit (the lower of memory.max
     # and memory.high) is judged; a first sample has no window, so its level is none. What it
     # can supply is the limit less its working set (usage less inactive_file).
     sizes = [v for v in (limit, parsed.get("memory.high")) if v is not None]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The golden expositions: which fixture tree, with which flags, gives which checked-in file.
 Shared by the test that compares (test_goldens.py) and the script that rewrites them
 (tests/fixtures/regenerate-goldens.py), so the two never disagree on how a golden is made."""

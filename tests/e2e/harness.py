@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs the real memdiagd for end-to-end tests: free loopback ports, readiness, scraping,
 parsing the exposition, and always cleaning up."""
 import ctypes

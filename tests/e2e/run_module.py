@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs one end-to-end test module and tells ctest in its exit status what happened: 0 every
 test passed, 1 something failed or errored (or nothing ran), SKIPPED (77, ctest's
 SKIP_RETURN_CODE for these tests) some tests skipped and none failed, so a skip shows as

@@ -1,4 +1,5 @@
-"""Without CAP_BPF and CAP_PERFMON (README, "Privileges"): the reclaim-stall source is down, the
+# SPDX-License-Identifier: Apache-2.0
+"""Without CAP_BPF and CAP_PERFMON (docs/operations.md, "What the sources need"): the reclaim-stall source is down, the
 reason ("permission denied loading BPF ...") is logged once, the load is not tried again within
 the minute, and every other source keeps working. The real daemon, started as root with those
 capabilities (and CAP_SYS_ADMIN, which would stand in for them) dropped from its bounding set by

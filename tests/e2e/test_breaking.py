@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What is about to break, with the real daemon and real cgroups: the "breaking" section of
 /api/v1/diagnosis, the text report and the metrics.
 

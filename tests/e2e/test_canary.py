@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The canary against the real kernel, through the real daemon's /metrics: the daemon's
 own canary faults its working set in every cycle (page faults, not resident touches) and gives
 it back; with node memory PSI at or above the configured threshold it skips its cycles, also
@@ -310,7 +311,7 @@ class DaemonCanaryChildTest(unittest.TestCase):
 
     def test_runs_in_a_child_in_the_daemons_cgroup_with_the_working_set_out_of_the_daemons_memory(self):
         """16 MiB every 200 ms: in the daemon, its peak would be >= 16 MiB; in the child it
-        stays at what the daemon needs itself (~7 MiB with the canary off, README "Cost")."""
+        stays at what the daemon needs itself (~7 MiB with the canary off, docs/performance.md)."""
         working_set = 16 * MIB
         self.configure("interval: 200ms, working_set_bytes: %d" % working_set)
         with Daemon("--config", self.config) as d:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Cgroup churn against the real daemon: memory cgroups created and deleted as fast as
 the kernel allows while memdiagd samples every 100 ms and /metrics is scraped in parallel.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cgroup source against real cgroups on this machine (v1 memory + cgroup2 for PSI): a
 64 MiB memory cgroup, a page-cache workload that makes it reclaim, and one that gets
 OOM-killed, checked through the real daemon's /metrics. Skipped, loudly, where the machine has

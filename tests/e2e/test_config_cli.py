@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The config contract through the real binary: every file under tests/fixtures/config/bad is
 refused by --check-config with exit code 2 naming the file, line and key its header expects."""
 import glob

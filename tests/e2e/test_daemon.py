@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End to end: the real memdiagd on 127.0.0.1, scraped over HTTP, against the real /proc and
 against fixture trees."""
 import os

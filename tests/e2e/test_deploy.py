@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What deploy/ ships, checked with the tools that will read it: the alert and recording rules load
 in promtool and pass their unit tests (each alert fires on what should fire it and resolves
 after), every metric they and the Grafana dashboards use is one the real daemon exports (the
@@ -28,7 +29,7 @@ UNIT = os.path.join(DEPLOY, "systemd", "memdiagd.service")
 EXAMPLE_CONFIG = os.path.join(DEPLOY, "memdiagd.yaml")
 DASHBOARD = os.path.join(DEPLOY, "grafana", "memdiag.json")
 # Families the daemon exports only while they have a value: the forecasts, given only while a
-# trend is clear (README "Forecast"). Each must be rendered by the exporter source named.
+# trend is clear (docs/verdicts.md "Stall verdict"). Each must be rendered by the exporter source named.
 CONDITIONAL = {"memdiag_forecast_exhaustion_seconds": "pressure_metrics.cpp",
                "memdiag_cgroup_forecast_exhaustion_seconds": "pressure_metrics.cpp",
                "memdiag_overcommit_exhaustion_seconds": "overcommit_metrics.cpp"}
@@ -285,7 +286,7 @@ class SystemdRestartAndReload(unittest.TestCase):
     Not run as a real unit: this machine (and the CI container) has no systemd as PID 1
     (`ps -p 1` is the container's init), so systemd-run has no manager to talk to. What can be
     checked here is checked: the unit verifies (SystemdUnit above), its directives are the ones
-    the README describes, the daemon's exit code for a bad config is the one the unit does not
+    docs/install.md describes, the daemon's exit code for a bad config is the one the unit does not
     restart on, and the unit's ExecReload command, run as systemd would run it, reloads it."""
 
     def service(self):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`memdiagd diagnose` and /api/v1/diagnosis from outside: against a running daemon
 (JSON that parses, with the schema's fields; text in 80 columns), with no daemon listening and
 with one that accepts and never answers (both fall back to sampling this node, say so on

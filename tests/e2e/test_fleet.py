@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The fleet view on one real Prometheus scraping three real memdiagd daemons on
 distinct loopback ports, each its own `instance`, with the shipped alert and recording rules
 (deploy/prometheus/memdiag-recording.yml) loaded:

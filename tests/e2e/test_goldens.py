@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 """The golden expositions of the fixture trees (tests/fixtures/*.prom), checked three ways:
 memdiagd's output equals the checked-in file (a change shows as a diff); every golden passes
 `promtool check metrics`; and, independently of both, every value of the exported families
-equals what the fixture's own files say under the README's contract (fixture_oracle.py), so a
+equals what the fixture's own files say under the export contract of docs/sources.md (fixture_oracle.py), so a
 golden written from a wrong output cannot make a wrong output pass.
 
 Regenerating a golden is not part of any test: tests/fixtures/regenerate-goldens.py writes
@@ -56,7 +57,7 @@ class Goldens(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         expected = oracle.expected_cgroup_v2(os.path.join(FIXTURES, "cgroup-v2"), CGROUP_MAX_DEPTH)
         self.assertGreater(len(expected), 500)
-        # the identities the README promises are among them
+        # the identities docs/sources.md promises are among them
         pods = {dict(k[1]).get("pod_uid") for k in expected} - {None}
         self.assertEqual(len(pods), 4, pods)
         self.assertEqual(oracle.compare(out, expected, oracle.cgroup_families), [])

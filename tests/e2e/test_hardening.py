@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The systemd unit's sandbox and the daemon's least privilege, checked against the real daemon.
 
 There is no systemd as PID 1 here to run the unit under (test_systemd_notify.py says more), so
@@ -14,7 +15,7 @@ each directive is held against what the daemon does, seen from outside:
   capabilities from its permitted set), and holds effective, in every thread, only what it says
   it holds (memdiag_daemon_capability);
 - as a dedicated user (nobody) with the loader's capabilities as ambient ones, it runs, says it
-  is not root and not locked, and keeps the sources up (README "Hardening" lists what degrades).
+  is not root and not locked, and keeps the sources up (docs/operations.md "Hardening" lists what degrades).
 """
 import os
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End to end: clients that hold connections without finishing a request must not keep
 Prometheus out. Found from outside: with the server's 16 workers each parked on a connection
 that had sent half a request, 17 such connections made 3 of 20 scrapes fail and ~240 made all
@@ -20,7 +21,7 @@ from harness import Daemon
 HALF_REQUEST = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 SCRAPES = 20
 SCRAPE_TIMEOUT = 5  # seconds, per scrape: generous for a render that takes well under 10 ms
-# The daemon's limits (daemon/http/server_limits.hpp), as the README states them.
+# The daemon's limits (daemon/http/server_limits.hpp), as docs/operations.md states them.
 HEADER_DEADLINE = 10
 MAX_CONNECTIONS = 512
 

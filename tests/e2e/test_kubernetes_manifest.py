@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """deploy/kubernetes/memdiagd.yaml, the DaemonSet and what goes with it, parsed and held against
 what it must say: the host's pid namespace, the host's /proc, /sys and /sys/fs/bpf read-only,
 the systemd unit's capabilities (read from the unit, so the two cannot drift) instead of

@@ -1,5 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
 """A source whose file is missing is down, says why once, and is up at the next sample after
-the file appears, without a restart (README: "a missing file is looked for again every
+the file appears, without a restart (docs/operations.md: "a missing file is looked for again every
 sample"). The real daemon on a copy of a fixture /proc tree (--path.procfs) that lacks
 meminfo; the test makes it appear and watches sample counts, not the clock."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real unbacked promise, seen by the real daemon over HTTP (the overcommit-risk
 model): a process in a memory cgroup of its own maps an 8 GiB private writable region and
 does not touch it. The kernel charges it to Committed_AS at once (modes 0 and 1 allow it on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The .deb that `cpack -G DEB` makes from the build tree of the daemon under test
 (deploy/packaging.cmake): exactly the files it should hold, Debian's fields, the example config
 as a conffile, and a real installation by dpkg into a scratch root, whose unit verifies and

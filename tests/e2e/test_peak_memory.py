@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The eBPF sources add nothing to the daemon's peak memory but their maps' descriptors and
 bookkeeping: libbpf's parse of the kernel's BTF happens in the loader's
 child process (probes/bpf/bpf_loader_child.hpp), never in the daemon, so the peak cannot

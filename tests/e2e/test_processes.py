@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The process source against real processes: a helper program with a chosen number of
 mappings that the kernel cannot merge, run in its own v1 memory cgroup, checked through the real
 daemon's /metrics with both scanners (the eBPF task iterator and /proc): its map count is exact,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus server (Debian's prometheus 2.x) scrapes the real memdiagd on loopback every
 second, with the shipped alert and recording rules loaded, while a bounded workload in a 64 MiB
 memory cgroup gets one task OOM-killed and then reclaims its page cache at the limit. Checked

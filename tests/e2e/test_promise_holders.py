@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Who holds the promises, through the real daemon's /metrics with both scanners: a
 child in its own v1 memory cgroup maps 8 GiB of private writable memory and does not touch it.
 vm.overcommit_memory 0 lets it (the heuristic refuses only a single mapping larger than RAM plus

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Which promises can come due, seen by the real daemon over HTTP (the overcommit model): only
 what can be drawn from the node is charged against its supply.
 

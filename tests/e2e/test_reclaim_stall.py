@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The eBPF reclaim-stall source against the real kernel: a 256 MiB v1 memory cgroup,
 a page-cache workload larger than the limit (memcg reclaim on every pass) and a stress-ng that
 the OOM killer takes, checked through the real daemon's /metrics: the cgroup's memcg histogram

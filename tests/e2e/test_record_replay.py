@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`memdiagd record` and `memdiagd diagnose --replay` from outside: a recording of
 this node replays into the same report as the daemon gives (origin "replay", one snapshot per
 sample, the recorder's host named); SIGINT ends a recording cleanly; a truncated recording is

@@ -1,4 +1,5 @@
-"""SIGHUP and web.listen_address, from outside (README: "A new web.listen_address is bound before
+# SPDX-License-Identifier: Apache-2.0
+"""SIGHUP and web.listen_address, from outside (docs/operations.md: "A new web.listen_address is bound before
 the old one is let go"): while the daemon moves, a client trying both addresses always finds one
 of them listening; afterwards the new one serves and the old port is free again; an address
 that cannot be bound leaves the old one serving and the log says why."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SIGHUP must not cost memory: 1,000 reloads that change only sampler.interval leave the
 daemon's resident set where it was.
 

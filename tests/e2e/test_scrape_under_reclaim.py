@@ -1,4 +1,5 @@
-"""Scrapes answer while the daemon's own memory cgroup reclaims (README "Hardening").
+# SPDX-License-Identifier: Apache-2.0
+"""Scrapes answer while the daemon's own memory cgroup reclaims (docs/operations.md "Hardening").
 
 Two real daemons share one v1 memory cgroup with a limit: one with its memory locked
 (daemon.lock_memory: true, the default), one without (false). Beside them in that cgroup a

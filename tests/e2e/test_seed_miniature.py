@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The training-node seed in miniature, real, on this machine: three jobs in memory
 cgroups under one parent with a 640 MiB limit, each re-reading its own file, one of them also
 growing anonymous memory much faster, until the parent is at its limit and the readers' page

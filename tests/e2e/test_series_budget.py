@@ -1,4 +1,5 @@
-"""The series budget at the defaults (README "Series per node"): on a busy node (2,000
+# SPDX-License-Identifier: Apache-2.0
+"""The series budget at the defaults (docs/operations.md "Series per node"): on a busy node (2,000
 memory cgroups shaped like a Kubernetes node's containers, each with a limit and a process), the
 real daemon on the example config emits fewer than 3,000 samples per scrape, and still every
 family the dashboards, alerts and recording rules use that this node can have. The busy node is
@@ -23,7 +24,7 @@ WINDOWS_ONLY = {
     "memdiag_paging_pages_output_total", "memdiag_process_page_faults_total", "memdiag_process_working_set_bytes",
     "memdiag_process_working_set_peak_bytes", "memdiag_system_cache_bytes", "memdiag_system_handles",
     "memdiag_system_processes", "memdiag_system_threads"}
-# Exported only while a falling trend forecasts exhaustion (README "Forecast"): a calm node has none.
+# Exported only while a falling trend forecasts exhaustion (docs/verdicts.md "Stall verdict"): a calm node has none.
 ONLY_WITH_A_TREND = {"memdiag_forecast_exhaustion_seconds", "memdiag_cgroup_forecast_exhaustion_seconds",
                      "memdiag_overcommit_exhaustion_seconds"}
 

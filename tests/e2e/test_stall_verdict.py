@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The stall verdict on a real stall, through the real daemon over HTTP: a task that keeps a
 64 MiB memory cgroup at its limit with dirty pages (reclaim there waits for writeback) makes the
 cgroup's PSI (its cgroup2 twin) and the node's rise within a second. The stall is the cgroup's,

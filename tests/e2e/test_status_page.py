@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The status page at / in a real browser ("a page for people"): Debian's headless
 Chromium loads it from the real daemon and runs its script under the page's own
 Content-Security-Policy. What it shows must be what /api/v1/diagnosis and /api/v1/history say,
@@ -293,9 +294,9 @@ class StatusPageTest(unittest.TestCase):
     def setUpClass(cls):
         if not CHROMIUM:
             if require_all():
-                raise AssertionError("chromium is not installed (deploy/install-deps.sh installs it) and "
+                raise AssertionError("chromium is not installed (deploy/install-deps.sh --test installs it) and "
                                      "MEMDIAG_REQUIRE_ALL=1")
-            raise unittest.SkipTest("needs Debian's chromium (deploy/install-deps.sh)")
+            raise unittest.SkipTest("needs Debian's chromium (deploy/install-deps.sh --test)")
         # Kept after the test: the screenshots are its artifacts.
         cls.shots = tempfile.mkdtemp(prefix="memdiag-status-page-")
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memdiagd as systemd's Type=notify service sees it: the real daemon with
 NOTIFY_SOCKET pointing at a datagram socket this test reads, as systemd's would. READY=1 comes
 after the first sample (so /metrics already answers with one), STATUS= says the verdicts,

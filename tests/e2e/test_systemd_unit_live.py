@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """deploy/systemd/memdiagd.service run by a real systemd (the unit as shipped): systemd
 252 as PID 1 of a PID + mount namespace of this test's own, which starts nothing but journald and
 the unit (ExecStart pointing at the built daemon, deploy/memdiagd.yaml, a free 127.0.0.1 port)

@@ -1,5 +1,5 @@
-"""End to end: --web.config.file, the Prometheus exporter-toolkit's web config (README "Using
-it", "Web security"), on the real daemon over real sockets on 127.0.0.1: basic auth with bcrypt
+# SPDX-License-Identifier: Apache-2.0
+"""End to end: --web.config.file, the Prometheus exporter-toolkit's web config (docs/operations.md "Running it", "Web security"), on the real daemon over real sockets on 127.0.0.1: basic auth with bcrypt
 hashes, TLS with and without client certificates, minimum protocol versions, the configured
 response headers, the file re-read when it changes (a broken edit keeping the last good one),
 clients trickling TLS handshakes and request heads, a flood of wrong passwords beside a scraper,
@@ -25,7 +25,7 @@ import unittest
 import harness
 from harness import Daemon, wait_until
 
-HEADER_DEADLINE = 10  # seconds: daemon/http/server_limits.hpp, README "Using it"
+HEADER_DEADLINE = 10  # seconds: daemon/http/server_limits.hpp, docs/operations.md "Running it"
 USER, PASSWORD = "prometheus", "s3cret-scraper"
 
 
@@ -142,7 +142,7 @@ def client_hello(d):
 
 def setUpModule():
     if shutil.which("openssl") is None:
-        message = "the openssl command is not installed (deploy/install-deps.sh installs it)"
+        message = "the openssl command is not installed (deploy/install-deps.sh --test installs it)"
         if harness.require_all():
             raise AssertionError(message)
         raise unittest.SkipTest(message)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF loader child's message decoder on arbitrary bytes, as a child that crashed half-way
 // or a bug on the sending side could leave them. The first byte says how many descriptors
 // "arrived" with the message. Whatever decodes names exactly that many, carries no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_cgroup_u64 and parse_cgroup_limit on arbitrary bytes, against a reference reading of
 // the format: exactly "<digits>\n" (std::from_chars for the value) or, for limits, "max\n";
 // limits at or above kCgroupV1Unlimited are unlimited, so no 2^63 ever reaches a metric.

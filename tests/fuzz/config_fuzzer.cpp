@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_config on arbitrary text: it must return a value (never throw, never crash), and a
 // config it accepts must pass every check the loader promises, because the daemon starts
 // from it without validating again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The single-value checks shared by the YAML loader and the command-line flags.
 #include <charconv>
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property checks for fuzz targets. Not assert(): the default RelWithDebInfo build defines
 // NDEBUG, which would silently turn every property into a no-op. An abort() is what libFuzzer
 // reports as a crash and saves as a reproducer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // identify_cgroup on arbitrary paths: no crash, and every label it returns is well-formed and
 // taken from the path (a label value invented from garbage would become a bogus series).
 #include <string>

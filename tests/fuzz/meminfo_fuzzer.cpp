@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_meminfo on arbitrary bytes: never crashes, and whatever it accepts is a usable table.
 #include <set>
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel field names -> Prometheus metric names. The kernel adds fields we have never seen,
 // and every one of them is exported, so any name must map to a valid metric name: an invalid
 // one would make the whole scrape fail, not just that metric.

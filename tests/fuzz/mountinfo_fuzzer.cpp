@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_mountinfo and find_cgroup_mounts on arbitrary bytes: no crash, and an accepted table
 // is one the kernel could have printed: re-escaping every entry and parsing again gives the
 // same table, and the cgroup mounts found are the ones a plain reading of the table finds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_pressure on arbitrary bytes: no crash, and accepted averages are ratios in [0, 1]
 // (the kernel prints percent; dashboards and stall verdicts assume ratios).
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The /proc process scanner's parsers on arbitrary bytes: parse_process_status,
 // memory_cgroup_of (v1 and v2), unescape_process_name and classify_maps (/proc/PID/maps); and the eBPF loader's reading of its
 // own status (parse_bpf_permission_footing), the same file. Whatever they accept must be what

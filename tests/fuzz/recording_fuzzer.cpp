@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings (`memdiagd diagnose --replay FILE`) on arbitrary bytes, as a damaged or hostile
 // file would give them. Whatever decodes encodes back to a recording that decodes to the same
 // header and snapshots, and re-encodes to the same bytes; and the models and the report run over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP request-head parser on arbitrary bytes, as a client of /metrics may send them.
 // find_head_end must agree whether the input arrives at once or a byte at a time; whatever
 // parse_request_head accepts must be views into its input with a method token, a path and

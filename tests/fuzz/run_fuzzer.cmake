@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs one fuzz target briefly, as a CTest test (see CMakeLists.txt for the variables).
 # libFuzzer writes every new interesting input into its first corpus directory, so it gets a
 # fresh copy of the seeds in the build tree: the checked-in corpus is never written to.

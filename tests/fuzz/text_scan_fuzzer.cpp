@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The number parsers every kernel-file parser is built on, checked against the standard
 // library's std::from_chars / strtod as reference implementations, plus the tokenizers.
 #include <charconv>

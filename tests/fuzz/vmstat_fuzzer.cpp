@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_vmstat and vmstat_field_is_counter on arbitrary bytes: no crash, and an accepted
 // file is a table of unique, metric-safe names.
 #include <set>

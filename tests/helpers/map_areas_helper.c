@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* memdiag-map-areas-helper: a test program for the process source (per-process map counts).
  * Used by the end-to-end tests, unit tests and memdiag-process-bench.
  *

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Who may include whom (../../DESIGN.md, README "Layout"), checked at every build.
+# SPDX-License-Identifier: Apache-2.0
+"""Who may include whom (docs/development.md, "Who may include whom"), checked at every build.
 
 1. Every project include ("probes/...", "exporters/...", "daemon/...", "windows/...") of every
    source file is allowed by the layer rules below.
@@ -129,7 +130,7 @@ def main():
                                 + result.stderr.strip())
 
     if problems:
-        print("check_layers: the include rules of DESIGN.md are broken:", file=sys.stderr)
+        print("check_layers: the include rules of docs/development.md are broken:", file=sys.stderr)
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_layers.py must fail on what it is there to catch: a tree with a planted violation of
 each rule is refused naming file, line and include; a clean tree passes."""
 import os

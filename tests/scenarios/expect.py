@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The vocabulary scenarios declare their verdicts in: plain data, read by runner.py.
 
 A check names a scope, a subject in it, an operator and a value:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a scenario sets up on the machine, and takes down again whatever happens: v1 memory
 cgroups with limits (and their cgroup2 twins for PSI, unless a scenario says a cgroup has
 none), data files with real blocks, the workloads (workload.py, or a shell command) inside

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs diagnosis scenarios live: the real daemon (MEMDIAGD, default build/bin/memdiagd; sampler
 every 500 ms, the shipped defaults otherwise) beside real workloads in v1 memory cgroups with
 limits (cgroup2 twins for PSI), polls /api/v1/diagnosis every 0.5 s (and `memdiagd diagnose

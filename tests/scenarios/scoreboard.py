@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The diagnosis scoreboard, docs/diagnosis-scoreboard.md: one row per live scenario (what it does,
 the verdict a correct tool gives, the verdict the daemon gave, pass or fail), made from the
 results runner.py wrote. In coarse, stable terms: levels by name, cgroups by the scenario's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The programs the diagnosis scenarios run inside their memory cgroups (python 3, stdlib only).
 
     python3 workload.py KIND ARGS...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cleanup at exit and on fatal signals, for benchmarks that create system state (cgroups,
 // scratch files, child processes, sysctls) which must not outlive the run, however it ends.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A forked child holding a known number of separate anonymous mappings, for the process
 // scanners' live tests (eBPF task iterator, /proc): both must report exactly the map count and
 // the memory the kernel shows for it.

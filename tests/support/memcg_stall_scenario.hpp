@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A memcg-only stall in hand-made snapshots, one a second, for the model and report tests.
 #pragma once
 

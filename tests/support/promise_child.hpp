@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A forked child holding a known unbacked promise, for the process scanners' live
 // tests: it maps `bytes` of private writable anonymous memory (charged to Committed_AS, counted
 // in VmData) and does not touch it, then touches the first part of it when told to, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scratch cgroup v1 memory cgroups (/sys/fs/cgroup/memory/<name>) that tests and benchmarks
 // create to put a workload under a memory limit of their own, and remove again.
 //

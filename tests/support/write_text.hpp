@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing a short value into an existing file (a cgroup control file, a sysctl, cgroup.procs):
 // one open(2) without O_CREAT/O_TRUNC, one write(2), close. Shared by the unit tests and the
 // benchmarks, which all poke kernel files this way.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the guest's root file system image from Debian packages (mmdebstrap: systemd as PID 1,
 # cgroup v2 unified, journald, systemd-oomd, Prometheus, curl, python3, and the libraries the
 # .deb needs),

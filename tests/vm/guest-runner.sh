@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the guest at boot (memdiag-vm-run.service): mounts the data disk the host made
 # (/dev/vdb: run.sh and what it needs), runs its run.sh with the output kept on that disk, adds
 # the journal, and powers the guest off, so the host's qemu exits when the run is over.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Boots one Debian guest under qemu (TCG: no KVM needed) on a given kernel and runs a data
 disk's run.sh inside it (tests/vm/guest-runner.sh, started by systemd at boot), then brings back
 what it wrote (out/: run.log, run.rc, the journal) and the serial console.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The VM stage: the .deb CPack makes from a build tree, installed into a Debian guest under
 systemd on cgroup v2, on each of Debian's kernels the guest image carries (6.1 and 6.12), with
 the scenarios of tests/vm/guest/scenarios run inside (tests/vm/run_guest.py boots each guest).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The size-class allocator on its Windows page layer (VirtualAlloc reserve and commit, memory
 // returned with MEM_DECOMMIT), run under wine: the seed incident's pattern (seed 000, ONNX
 // Runtime's single-process test run that met its allocator's 8 GB ceiling), what a release

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag-service-control.exe NAME paramchange: sends a service the control wine's sc.exe has
 // no command for (Windows's sc has `sc control NAME paramchange`), so test_windows_daemon.py can
 // check that a service reloads its config. Exit 0 when the service took it, else 1 with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """memdiagd.exe under wine: in the foreground with --console, and as a Windows service
 that wine's service manager creates, starts, reloads, stops and deletes, scraped over HTTP from
 Linux each time. Only values wine really provides are asserted (as measured under wine 8:

@@ -1,4 +1,5 @@
-// The Win32 sources on a real Win32 API (wine in CI, PLATFORM.md): each call succeeds and fills
+// SPDX-License-Identifier: Apache-2.0
+// The Win32 sources on a real Win32 API (wine in CI): each call succeeds and fills
 // its sections with what wine really provides. Values wine leaves at 0 (CommitPeak,
 // SystemCache, PrivateUsage, PageFaultCount) are not asserted: their derivations are tested
 // natively (tests/unit/windows).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/canary/windows_canary_source.hpp"
 
 #include <windows.h>

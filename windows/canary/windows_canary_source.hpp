@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary on Windows: the same cycle as Linux's (probes/canary/canary_cycle.hpp:
 // allocate a working set across size classes from the canary's own allocator, now on its Windows
 // page layer, time the first touch of every page, free it and give it back with MEM_DECOMMIT so

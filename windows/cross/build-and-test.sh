@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Windows stage of the test suite (tests/run-all.sh; README "Windows"): the third-party
+# SPDX-License-Identifier: Apache-2.0
+# The Windows stage of the test suite (tests/run-all.sh; docs/windows.md): the third-party
 # libraries (cached outside the checkout by build-deps.sh), memdiag cross-built with mingw-w64
 # into build-windows/, and its tests run under wine.
 #   windows/cross/build-and-test.sh [BUILD_DIR]

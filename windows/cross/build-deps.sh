@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-builds, statically and with mingw-w64, the third-party libraries of memdiag's Windows
 # build (fmt, spdlog, yaml-cpp, googletest + gmock, prometheus-cpp's core) from Debian bookworm
 # source packages, because Debian ships no mingw builds of them.

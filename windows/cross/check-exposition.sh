@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Windows exposition through promtool: the test binary (under wine) renders the Windows
 # sources' snapshot with the real exporter and writes it out; `promtool check metrics` on the
 # Linux host must report nothing (ctest test windows_exposition_promtool).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles for 64-bit Windows with Debian's mingw-w64 (g++-mingw-w64-x86-64-posix).
 # Used by windows/cross/build-deps.sh for the third-party libraries and by the Windows build
 # of memdiag itself:

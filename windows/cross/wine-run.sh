@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a Windows program under wine, as ctest's CMAKE_CROSSCOMPILING_EMULATOR for the Windows
-# build. Debian's wine64 (PLATFORM.md): no /usr/bin/wine, so the binaries are called by path;
+# build. Debian's wine64 has no /usr/bin/wine, so the binaries are called by path;
 # the prefix lives outside the checkout and is made once (~15 s, ~700 MB); a wineserver kept
 # for a minute spares every run the ~5 s of starting one; everything wine leaves running gets
 # stdin/stdout on /dev/null, or it holds ctest's pipe open and ctest waits forever.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/figures/memory_figures.hpp"
 
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From what GetPerformanceInfo and GlobalMemoryStatusEx report to the snapshot's sections:
 // the OS-neutral SystemMemory the models read, and the Windows detail. Pure: the
 // Win32 source (windows/performance_info) only copies the structs' fields into these plain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From what EnumProcesses + GetProcessMemoryInfo report per process to the OS-neutral
 // ProcessMemorySection, with the same bounds as on Linux: the top N by working set,
 // the top N by private bytes (the process's commit charge: what counts against the commit

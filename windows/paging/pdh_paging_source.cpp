@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/paging/pdh_paging_source.hpp"
 
 // clang-format off

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The windows_paging source: the \Memory paging counters from PDH, raw and
 // cumulative (WindowsPagingSection), so rates come from the snapshot ring as on Linux. A
 // counter the system lacks is left out and named once; with none of them (wine, a damaged

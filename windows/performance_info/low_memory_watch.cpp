@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/performance_info/low_memory_watch.hpp"
 
 #include <windows.h>

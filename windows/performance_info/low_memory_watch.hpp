@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The low-memory resource notification (CreateMemoryResourceNotification), counted as it fires:
 // a thread waits on it, counts each time it turns signaled, then waits (polling once a second)
 // until it clears before waiting again, so an episode between two samples still counts once.

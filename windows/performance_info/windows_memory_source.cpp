@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/performance_info/windows_memory_source.hpp"
 
 // clang-format off

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The windows_memory source: GetPerformanceInfo and GlobalMemoryStatusEx, into the
 // OS-neutral SystemMemory (commit charge and limit, physical memory, the page files), the
 // overcommit policy (Windows always refuses a commit beyond its limit: "never"), and the

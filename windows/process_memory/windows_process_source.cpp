@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "windows/process_memory/windows_process_source.hpp"
 
 // clang-format off

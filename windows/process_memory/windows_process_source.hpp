@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The windows_processes source: every process's memory counters (EnumProcesses +
 // GetProcessMemoryInfo with PROCESS_MEMORY_COUNTERS_EX2 where the system has it, EX before),
 // the top N by working set and by private bytes and the daemon itself kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Event-driven cgroup memory signals, read by a thread of its own so that no notification
 // between two samples is missed:
 //   v1: memory.pressure_level (low, medium, critical) and memory.oom_control notifications

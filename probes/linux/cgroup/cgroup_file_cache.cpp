@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/cgroup/cgroup_file_cache.hpp"
 
 #include <fcntl.h>

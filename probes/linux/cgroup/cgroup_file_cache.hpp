@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kept-open descriptors of cgroup files, per cgroup. Opening a cgroup file costs a path walk
 // through kernfs (8-16 us on the nested VMs we measured, more than the read itself); keeping
 // the descriptor and pread()ing from offset 0 makes each later sample one syscall per file

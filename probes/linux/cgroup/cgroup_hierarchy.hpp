@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where this host keeps its memory cgroups, from the mount table: cgroup2 with the memory
 // controller (v2), a cgroup v1 memory hierarchy (v1), or v1 memory next to a cgroup2 mount that
 // still tracks PSI (hybrid). Shared by every source that names cgroups (the cgroup source, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroup ids (kernfs node ids, which are the inode numbers of the cgroup directories) to cgroup
 // paths, for data that names cgroups by id: the eBPF reclaim-stall histograms. The map follows
 // the tree through CgroupTreeWatch, so the directories are stat()ed again only after a cgroup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads one memory cgroup's files into a CgroupSample, for either hierarchy version. A file
 // that is missing is a field left absent (the root cgroup has no memory.current; v1 without
 // swap accounting has no memsw files; the cgroup may be removed while we read it); a file that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup source (`sources.cgroup`): its options, their validation and its factory.
 #pragma once
 

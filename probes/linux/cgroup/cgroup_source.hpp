@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory cgroups of the node: finds the hierarchy from the mount table (v2 unified
 // with the memory controller, v1 memory, or the hybrid of v1 memory plus a cgroup2 mount that
 // still tracks PSI), walks it within depth and patterns, reads every cgroup, ranks them by what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the memory cgroups of one hierarchy: a bounded walk of its directories. Cgroups
 // that appear or vanish during the walk are normal: a directory that cannot be opened any
 // more is simply not there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The list of cgroups, walked again only when the tree changed. Listing 2,000 cgroup
 // directories costs ~55 ms of kernel time (kernfs lists every control file of every memory
 // cgroup), a quarter of a sample, while the tree of a node changes a few times an hour. Each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Single-value cgroup files: memory.current, memory.max, memory.high, memory.low,
 // memory.swap.current (v2); memory.usage_in_bytes, memory.limit_in_bytes, memory.failcnt,
 // memory.memsw.* (v1). "Unlimited" has two spellings: v2 writes "max", v1 writes

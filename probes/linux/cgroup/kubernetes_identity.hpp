@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who a cgroup belongs to, from its path alone: Kubernetes pods and containers under both
 // kubelet cgroup drivers, and systemd units.
 //   cgroupfs: /kubepods/burstable/pod<uid>/<container-id>, /kubepods/pod<uid>/<id> (guaranteed)

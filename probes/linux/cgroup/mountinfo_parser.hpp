@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/self/mountinfo (proc(5)): where the cgroup hierarchies are mounted, so nothing
 // assumes /sys/fs/cgroup. One line per mount:
 //   36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kills by userspace OOM killers, caught as the killer marks the cgroup. systemd-oomd and oomd
 // write their marks (oomd_marks.hpp) on a cgroup's directory around the kill, and systemd
 // removes a killed transient unit's cgroup within milliseconds, long before the next sample

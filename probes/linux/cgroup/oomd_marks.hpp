@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The marks userspace OOM killers leave on a cgroup they kill, as extended attributes on its
 // directory: systemd-oomd increments user.oomd_ooms before a kill and adds the processes it
 // killed to user.oomd_kill; oomd does the same under trusted.* (newer oomd under both). One

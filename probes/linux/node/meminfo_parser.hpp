@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/meminfo: "Name:   value [kB]" per line. Every field is kept, including ones this
 // code has never heard of, so new kernels' fields reach the exporter without a change here.
 #pragma once

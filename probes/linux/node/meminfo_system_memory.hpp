@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OS-neutral system memory section (probes/core/system_memory_section.hpp) from a sampled
 // /proc/meminfo table: MemTotal, MemAvailable, SwapTotal, SwapFree, Committed_AS, CommitLimit,
 // and AnonPages + Shmem + swap in use as what backs the commit charge now.

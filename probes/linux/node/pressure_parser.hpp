@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/pressure/{memory,io,cpu} and cgroup2 *.pressure files:
 //   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
 //   full avg10=0.00 avg60=0.00 avg300=0.00 total=0

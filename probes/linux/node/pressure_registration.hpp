@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pressure source: node PSI from <procfs>/pressure/{memory,io,cpu}.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/node/pressure_source.hpp"
 
 #include "probes/linux/node/pressure_parser.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/node/vm_sysctl_registration.hpp"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vm_sysctl source: the vm.* sysctls that decide overcommit, reclaim and limits, re-read
 // every `refresh_interval` (they change only by an administrator's hand), and the OS-neutral
 // overcommit policy from them.

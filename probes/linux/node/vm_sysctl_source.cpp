@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/node/vm_sysctl_source.hpp"
 
 #include "probes/linux/text_scan.hpp"

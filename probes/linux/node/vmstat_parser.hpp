@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/vmstat: "name value" per line. Event counters and nr_* levels share the file; which
 // is which is kernel knowledge kept here, next to the parser.
 #pragma once

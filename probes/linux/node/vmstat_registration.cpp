@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/node/vmstat_registration.hpp"
 
 #include "probes/linux/field_table_source.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vmstat source: every field of <procfs>/vmstat, event counters and nr_* levels.
 #pragma once
 

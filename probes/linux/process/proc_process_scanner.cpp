@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/process/proc_process_scanner.hpp"
 
 #include <fcntl.h>

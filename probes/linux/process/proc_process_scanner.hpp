@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process map counts and memory from /proc, for when the eBPF task iterator
 // cannot load: for every numeric directory of /proc, PID/status (name, RSS split, swap,
 // virtual size), PID/maps (its lines are the mappings; [vsyscall] is not one) and PID/cgroup

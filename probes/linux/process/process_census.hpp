@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One process census: every process's map count against vm.max_map_count and its
 // memory, reduced to the bounded set the exporter shows (probes/core/process_selection.hpp).
 // The scanning half of the process source (process_source.hpp runs it on a thread of its own,

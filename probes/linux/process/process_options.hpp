@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process source's options (`sources.processes` in the config).
 #pragma once
 
@@ -16,7 +17,7 @@ struct ProcessOptions {
   std::size_t top_processes = 10;
   double map_areas_threshold = 0.8;
   std::size_t max_above_threshold = 100;
-  std::size_t max_cgroups = 50;  // per-cgroup sums (the series budget, README "Series per node")
+  std::size_t max_cgroups = 50;  // per-cgroup sums (the series budget, docs/operations.md "Series per node")
   bool operator==(const ProcessOptions&) const = default;
 };
 

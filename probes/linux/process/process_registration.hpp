@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process source (`sources.processes`): its options, their validation and its factory.
 // The eBPF task iterator is handed in (probes/catalog passes probes/bpf's), so this library
 // needs no libbpf and a build without eBPF simply hands in none.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process source: a ProcessCensus (process_census.hpp) run on a thread of its
 // own, paced, and never waited for long.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/process/process_status_parser.hpp"
 
 #include <climits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parsers for the per-process /proc files the /proc process scanner reads:
 // /proc/PID/status (name, memory figures) and /proc/PID/cgroup (which memory cgroup). No I/O,
 // no allocation on success: results point into the text they were given.

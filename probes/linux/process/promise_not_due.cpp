@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/linux/process/promise_not_due.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of a process's private commit that are not promises likely to come due, read from
 // /proc/PID/maps. VmData counts every private writable mapping, and the kernel charges each to
 // Committed_AS, but two kinds are rarely paid in full:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A cgroup reclaiming its own page cache at its limit: dd writes a file larger than the limit,
 over and over, each block synced (oflag=dsync); the cache it evicts is its own, clean, written
 and done with. (Without the syncs, v1 reclaim at the limit waits for the writeback of dirty

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A parallel compile in a limited cgroup: busy CPUs, a few hundred MiB, no memory shortage."""
 from expect import calm, no_step
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Page-cache streaming: a file larger than the cgroup's limit read once, front to back, at a
 steady rate. The cache it evicts is its own and never read again: the cgroup works as meant.
 (Reading the same file in a loop is not streaming: every pass reads back what the last one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Transparent huge pages on a healthy node: allocate, touch and free 512 MiB with
 MADV_HUGEPAGE in a loop (compaction where it must), well within a 1G limit."""
 from expect import calm, no_step

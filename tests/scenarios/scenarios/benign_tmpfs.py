@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tmpfs filled within a limit: 200 MiB in a private tmpfs, charged to a 512M cgroup."""
 from expect import calm, no_step
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OOM kills at one cgroup's own limit, beside a healthy idle holder: the kills are that
 cgroup's, the node is calm."""
 from expect import always, check, eventually, level_at_most, no_step

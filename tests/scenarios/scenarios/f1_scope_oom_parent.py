@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An OOM kill caused by a limited v1 parent's limit, in its unlimited child: on v1 the kernel
 counts the kill only in the child's own memcg; the verdict must name the parent whose limit
 killed, and list the kill as something that broke."""

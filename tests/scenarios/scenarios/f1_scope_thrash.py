@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A cgroup thrashing at its own limit beside a healthy idle holder: the stall is the cgroup's,
 not the node's, and the holder is no one's contributor."""
 from expect import always, check, eventually, level_at_least, level_at_most, no_step

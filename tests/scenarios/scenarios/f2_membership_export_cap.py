@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The export cap keeps the cgroups under the most pressure first, so the idle holder that causes
 the pressure is the one it drops: the verdict must still see its memory (its process, or the
 scope's unattributed remainder) and must not make the thrashing victims its contributors."""

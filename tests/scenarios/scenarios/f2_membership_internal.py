@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A v1 cgroup with a process of its own beside a child: the hog in /job itself is the cause,
 the child that thrashes is its victim."""
 from expect import always, any_of, check, eventually, level_at_least, no_step

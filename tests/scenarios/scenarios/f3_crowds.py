@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Twelve similar jobs under one limited parent, each holding the same anon and thrashing its
 own file: nobody holds 10 %, and still someone must be named."""
 from expect import check, eventually, level_at_least

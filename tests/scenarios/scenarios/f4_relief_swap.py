@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Relief is RAM: a job touched once and swapped out frees almost nothing the scope is short
 of; the job churning its resident working set is the contributor."""
 from expect import always, check, eventually, no_step

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Short recurring bursts of reclaim: severity follows the time lost, so a burst of about a
 second every 5 s reads low or medium, not high."""
 from expect import level_at_most

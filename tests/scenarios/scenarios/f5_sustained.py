@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A sustained stall still rises fast: a writer of dirty pages in a 64M cgroup stalls most of the
 time, and its scope reads high within seconds (the seed miniature test measures the 3 s from the
 cgroup's own PSI; this is the short version)."""

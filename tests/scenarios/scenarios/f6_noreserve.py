@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A MAP_NORESERVE reservation (ASan shadow, a sparse arena) is no promise: not in Committed_AS,
 never to be paid. It must not be named among the promise holders or in the next steps."""
 from expect import always, check, no_step

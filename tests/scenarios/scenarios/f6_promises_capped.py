@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Promises capped by cgroup limits: six cgroups each promise 8 GiB against a 256 MiB limit. The
 node cannot be asked for more than the limits; each cgroup has promised beyond its own limit
 and that is its risk (an OOM kill at its ceiling), not the node's."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Copy-on-write after fork: 24 sleeping children of a process that touched 1 GiB are charged
 24 GiB of commit, which never comes due while they only read."""
 from expect import always, check, eventually

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A second, slow pass over a file cached in a cgroup whose limit holds it: the cache grows
 active, nothing is short, and reclaimable cache is never forecast as exhaustion."""
 from expect import always, calm, check, no_step

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A slow steady leak near a cgroup's limit: the fit is perfect and the end is near, so an
 exhaustion forecast must appear although the rate is far below 1 % of anything per minute."""
 from expect import check, eventually

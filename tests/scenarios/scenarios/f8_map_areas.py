@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A process at vm.max_map_count: any mmap, and any munmap or mprotect that splits a mapping,
 now fails with ENOMEM whatever the free memory. The verdict says it is about to break."""
 from expect import check, eventually

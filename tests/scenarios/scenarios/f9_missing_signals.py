@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A v1 cgroup without a cgroup2 twin (no PSI of its own) thrashing at its limit, beside the same
 with a twin: the missing signal lowers the confidence, not the level."""
 from expect import check, eventually, level_at_least

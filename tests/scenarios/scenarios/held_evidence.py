@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """After a stall ends, while the level is held, the report keeps what made it: the reasons and
 who caused it, says it is easing, and does not list members that no longer stall as victims."""
 from expect import all_of, always, check, eventually

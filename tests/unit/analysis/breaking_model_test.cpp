@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What is about to break (probes/analysis/breaking_model.hpp) and whose limit killed
 // (oom_attribution.hpp), in hand-made snapshots: map counts against vm.max_map_count, cgroups
 // whose unreclaimable memory nears the limit (page cache left out), the canary's allocator, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cgroup's reclaim inefficiency (CgroupFigureTracker): 1 - pgsteal/pgscan of a v2 cgroup's
 // memory.stat, and for a v1 cgroup, which has neither counter, the estimate from the kernel's
 // vmpressure levels its memory.pressure_level listeners heard.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis beyond the node's level (probes/analysis/diagnosis_model.hpp and its parts):
 // the hysteresis, the forecast's refusals, the ranking of contributors and victims, and a
 // memcg-only stall in hand-made snapshots (what cgroup v2 nodes and other kernels give, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Derived figures are computed from the snapshot's sections once, in probes/analysis.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The overcommit-risk model (probes/analysis/overcommit_model.hpp) on hand-made figures, one
 // per case the issue names: a quiet node, mode 1 with unbacked promises larger than the supply
 // (the seed's training node), mode 2 near CommitLimit (and a small node whose last 100 MiB is

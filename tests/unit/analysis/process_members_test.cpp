@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processes as members of a pressured scope (probes/analysis/process_members.hpp) and the
 // unbacked promise's weight in a member's contribution (pressure_roles.hpp): who in a stalling
 // cgroup presses, judged against the whole scope, from the process source's selection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which promises can come due on the node: cap_promises (limits cap what limited cgroups can
 // draw), the overcommit model charging only that, copy-on-write sharing and uncharged
 // reservations apart (derive_figures), and the payment forecast (promise_payment.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stall model (probes/analysis/stall_model.hpp) on hand-made snapshot sequences: the level
 // from PSI differenced over the window (not avg10), causes with their numbers, a level that
 // rises on the first sample of a stall and falls only after the hold, and what the model does

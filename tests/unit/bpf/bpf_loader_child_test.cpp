@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF loader child (probes/bpf/bpf_loader_child.hpp) and its message: the message decoder
 // refuses every truncation, a count that does not match the descriptors, trailing bytes and
 // oversized fields; a descriptor made in the child works in the parent after the child has

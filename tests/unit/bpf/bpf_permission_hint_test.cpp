@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hint after "permission denied loading BPF": which of the usual causes the loader's own
 // /proc/self/status points at.
 #include "probes/bpf/bpf_permission_hint.hpp"

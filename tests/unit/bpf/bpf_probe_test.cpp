@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF reclaim-stall probe: names, then the real thing as root: load into this kernel, make
 // a memory cgroup reclaim and OOM, and find exactly that cgroup in the maps; with one kind made
 // unavailable, that kind is reported and the others still count. (The log2 layout the

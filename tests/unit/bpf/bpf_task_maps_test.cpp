@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eBPF task iterator: load it into this kernel, fork a child with a known number
 // of separate mappings, and find exactly that child, with /proc's own figures, in one scan.
 #include <sys/stat.h>

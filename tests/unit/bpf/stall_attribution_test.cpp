@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the reclaim-stall source makes of the probe's reading, without loading BPF: cgroup ids
 // named by real directories (a scratch tree whose inode numbers are the ids, as the memory
 // hierarchy's are), the cap and memdiag_reclaim_stall_cgroups_dropped, a removed cgroup kept

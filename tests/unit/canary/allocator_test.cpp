@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memdiag's size-class allocator: the seed incidents as tests (an 8 GiB ceiling met by
 // churn whose freed spans never lowered "held"; mappings exhausted by munmap of pieces), the
 // accounting, ceilings, decay, and correctness against a reference under threads and ASan.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CanaryChild and the canary source's own canary against the real kernel: the child
 // is the real memdiagd run as --canary-child (a test binary has no such mode). Without cgroup
 // dirs it stays in the parent's memory cgroup; its readings and its allocator's stats come back

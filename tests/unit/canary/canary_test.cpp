@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canary: a cycle really faults its working set in (the previous cycle gave it
 // back), the runner backs off while PSI is at the threshold, and a broken or missing PSI file
 // never stops it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CgroupCanary against the real kernel: the child (the real memdiagd run as
 // --canary-child) joins the cgroup before it runs, its readings come back through the pipe, a
 // child that dies is reported with the reason and not restarted before kRestartAfter, and the

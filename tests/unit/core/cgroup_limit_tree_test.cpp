@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // build_limit_tree: effective limits, headroom and the limit sum that counts each capped
 // subtree once, on hand-made hierarchies.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one log2 layout (probes/core/log2_layout.h): the slot function the BPF programs run, the
 // bounds the exporter publishes, and Log2Distribution recording with the very same function.
 // Pure: runs in every build, with or without eBPF.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // select_processes: which processes are exported, the ratio histogram and the
 // per-cgroup sums, on hand-made scans.
 #include <gtest/gtest.h>

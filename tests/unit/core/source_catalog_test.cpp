@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The catalog of this build: every registration runs on this platform, names and keys are
 // unique, defaults are of the registration's own type and build a source of that name.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A source as one registration: the typed spec erased into a SourceRegistration keeps its keys,
 // reads each key into its own options type, checks keys together, compares and builds.
 #include <gtest/gtest.h>

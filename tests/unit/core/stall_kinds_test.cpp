@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one list of stall kinds (probes/core/stall_kinds.h): the C enum the BPF programs key
 // their histograms by and the C++ enum and names generated from it agree, in order.
 #include <gtest/gtest.h>

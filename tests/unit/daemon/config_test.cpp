@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Config validation: the defaults, the documented example, and bad configs each refused with
 // the key and line that are wrong.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a SIGHUP keeps: from two configs through plan_sources to the sampler, the very object
 // that sampled a source before the reload samples it after when its settings did not change,
 // and a new one does when they did (or when its registration asks to be rebuilt). Identity,

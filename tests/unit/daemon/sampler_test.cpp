@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampler and the snapshot store: publishing, the ring, failing sources, health.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web config (--web.config.file): the exporter-toolkit's format parsed into WebConfig, every
 // refusal with its file, line, key and reason, paths relative to the file's directory, and
 // loading it whole (certificates and keys read and checked) with load_web_security.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which cgroups get their detail series: the first ten by importance, and beyond them those
 // that stall, have a role in a stalling scope, or are within 10 % of their limit.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis report (exporters/report) and its series (exporters/prometheus/
 // pressure_metrics): the JSON writer's escaping, the report of a memcg stall in JSON and in 80
 // columns of text, the next steps it gives, and the per-cgroup series of the verdict.

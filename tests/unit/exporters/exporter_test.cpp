@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus rendering of snapshots: contract names, types, labels and valid names.
 #include <gtest/gtest.h>
 #include <prometheus/check_names.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /api/v1/history (exporters/report/history_json): the key signals of the ring's snapshots as
 // parallel arrays, rates from the counters' deltas between consecutive snapshots, null (never
 // 0) where a snapshot lacks the source or a counter went down, and small enough for a ring of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one-line status a service manager shows (systemd's STATUS=): the levels with their first
 // reason, and the sources up, naming those that are not.
 #include "exporters/report/status_line.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KernelFile: the descriptor kept open and pread from offset 0 that every Linux source reads through.
 #include <gtest/gtest.h>
 

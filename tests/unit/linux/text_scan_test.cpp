@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The number and line scanners every Linux parser is built on.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The models on recordings: each scenario goes through a recording file and back
 // (probes/recording), then through the diagnosis as `memdiagd diagnose --replay` runs it
 // (analysis::DiagnosisReplay), and the test asserts the level, the reasons, the contributors,

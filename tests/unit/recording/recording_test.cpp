@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings (probes/recording): every recorded field comes back as it was written; a snapshot
 // that barely changed takes few bytes; truncated, garbage, oversized and out-of-order input is
 // an error naming what and where, never a crash or a huge allocation.

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis on Windows values, run natively here: a Windows node's snapshots as
 // the Windows sources fill them (windows_memory, windows_paging, windows_processes), written to a
 // recording (format 2, the version with the Windows sections) and read back, then replayed
 // through the same models as `memdiagd diagnose --replay`. The values are hand-written in the
-// shape a real Windows host gives (wine leaves the paging counters and private bytes out:
-// PLATFORM.md), for an incident this machine cannot stage: one process's private bytes growing
+// shape a real Windows host gives (wine leaves the paging counters and private bytes out),
+// for an incident this machine cannot stage: one process's private bytes growing
 // until the commit charge nears the commit limit, the memory manager trimming working sets
 // (the low-memory notification) and programs waiting for their pages (hard faults).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows's memory figures in the snapshot's terms (windows/figures/memory_figures.hpp), from
 // values shaped like a real host's and like wine's, natively on Linux.
 #include <gtest/gtest.h>

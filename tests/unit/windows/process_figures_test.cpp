@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows processes in the OS-neutral section (windows/figures/process_figures.hpp): the
 // bounded selection and the mapping of Windows's counters, natively on Linux.
 #include <gtest/gtest.h>

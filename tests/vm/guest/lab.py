@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the guest's scenarios share (python3 in the guest, standard library only): the daemon's
 HTTP answers, systemd, cgroup v2 files, workloads in transient units, and checks that record
 what was asserted and what was seen."""

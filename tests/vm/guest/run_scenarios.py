@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Inside the guest: installs the .deb the host put on the data disk, then runs each scenario
 module named on the command line (scenarios/NAME.py, a `run(lab)` function), and writes
 out/results.json: per scenario its status (pass, fail, error), its checks with what was seen,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Basic auth's parts: the Authorization field's credentials, bcrypt checks with libxcrypt, the
 // cache of right credentials, and the bounded worker that checks passwords off the loop.
 #include <crypt.h>

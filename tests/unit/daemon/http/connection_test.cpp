@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection over a real socket pair: what it answers, when it waits, and which standing
 // it has for eviction at each step, driven the way the event loop drives it.
 #include "daemon/http/connection.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The request-head parser on what Prometheus, curl and browsers send, and on what they do not:
 // truncated, garbage, oversized, smuggling-shaped input. Every refusal carries its status.
 #include "daemon/http/request_head.hpp"

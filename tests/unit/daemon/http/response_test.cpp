@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Responses on the wire: the head, then the body (shared, not copied), with the length of the
 // body, and the fields the e2e tests and Prometheus rely on.
 #include "daemon/http/response.hpp"

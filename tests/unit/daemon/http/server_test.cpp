@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The event loop over real loopback sockets, with clients that ask for a large /metrics and
 // never read it: what they may hold of the daemon's memory, in user space and in the kernel.
 #include "daemon/http/server.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The status page at / and /api/v1/history on the wire: the page is one small constant document
 // with nothing external, served with a Content-Security-Policy whose hashes are those of its own
 // script and style (SHA-256 and base64 checked against their standards' vectors), and its

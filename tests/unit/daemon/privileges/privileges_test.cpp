@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure parts of the daemon's footing: its capability names and sets, the locked-memory
 // figure and the kernel release test. The capset/mlockall calls
 // themselves are exercised on the real daemon (tests/e2e/test_hardening.py).

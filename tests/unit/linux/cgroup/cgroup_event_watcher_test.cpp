@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The v2 side of CgroupEventWatcher: memory.events watched with inotify. There is no cgroup v2
 // memory controller on this machine, so the file is a scratch file rewritten in place, which
 // notifies IN_MODIFY as kernfs does when a memory.events counter moves. The v1 eventfd side

@@ -1,4 +1,5 @@
-// README: "v2 increments of memory.events `oom` seen through inotify, so an OOM is counted even
+// SPDX-License-Identifier: Apache-2.0
+// docs/sources.md: "v2 increments of memory.events `oom` seen through inotify, so an OOM is counted even
 // when its cgroup is removed before the next sample". The cgroup source on a scratch copy of the
 // cgroup v2 fixture tree (this machine's memory controller is v1): a watched cgroup's
 // memory.events moves, and its parent's with it (the counter is hierarchical), the cgroup is

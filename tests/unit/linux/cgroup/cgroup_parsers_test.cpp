@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup discovery and value parsers on strings: mount tables of the layouts memdiag meets
 // (hybrid as on the build machines, pure v2, pure v1, a container's view, escaped paths) and
 // the single-value files, plus everything a broken or hostile file can hold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cgroup source against a cgroup v2 fixture tree (written from the kernel's cgroup-v2.rst:
 // nested slices, kubepods of both kubelet drivers, "max" limits, a cgroup with garbage files),
 // and against this machine's real hierarchy (hybrid: v1 memory + cgroup2 for PSI).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CgroupTreeWatch (walk again only when the tree changed), CgroupIdMap (ids to paths on top of
 // it) and CgroupFileCache (kept-open descriptors of cgroup files): on a scratch directory, and on a real cgroup v1 memory
 // hierarchy, where it matters that kernfs notifies mkdir/rmdir and that a removed cgroup's

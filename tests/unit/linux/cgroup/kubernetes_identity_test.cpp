@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who a cgroup belongs to, from its path: kubelet's layouts under both cgroup drivers, nested
 // below other hierarchies, systemd units outside Kubernetes, and paths that are neither.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The userspace OOM killers' marks caught as they are written, on real cgroup directories: a
 // kill is recorded even when its cgroup is removed right after (as systemd removes a killed
 // transient unit's), marks made before watching are not kills, and newer oomd's two marks of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sources against fixture trees shaped like several kernels' /proc, and against this
 // machine's real /proc.
 #include <gtest/gtest.h>

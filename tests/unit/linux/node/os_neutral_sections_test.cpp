@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OS-neutral sections Linux fills from what it already reads: system memory from meminfo,
 // the overcommit policy from the vm sysctls, per-process memory from the process scan. Values
 // are the fixture files' own numbers (kB x 1024).

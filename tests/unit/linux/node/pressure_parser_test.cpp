@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PSI file parsing (/proc/pressure/* and cgroup2 *.pressure).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/vmstat parsing.
 #include <gtest/gtest.h>
 

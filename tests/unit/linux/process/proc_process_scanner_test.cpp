@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The /proc process scanner: its parsers on strings, the scanner on the fixture tree
 // tests/fixtures/proc-processes (and copies changed at test time), and the scanner on the real
 // /proc against a child with 1,000 separate mappings.

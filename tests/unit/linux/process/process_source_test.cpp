@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProcessSource on a fixture /proc: the /proc scanner, the selection and its options,
 // max_map_count from the tree, a broken sysctl, the daemon itself always selected, and the
 // pacing that keeps slow scans to ~1% of a CPU, and scans that block in the kernel (a FIFO

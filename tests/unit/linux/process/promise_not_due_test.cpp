@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread stacks and private file mappings told apart in /proc/PID/maps: on text (every shape the
 // classifier must tell apart, and refused input), then on this test process's own maps after it
 // started threads and mapped a file privately for writing.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The README's set-up on a systemd, cgroup v2 host: the .deb installed, `systemctl enable --now
 memdiagd` the whole set-up; every source up (or saying why it cannot be), nothing degraded, every
 eBPF stall kind attached,

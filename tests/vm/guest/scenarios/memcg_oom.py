@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A memcg OOM kill attributed to the unit whose limit caused it: a slice with MemoryMax=150M and
 under it a service that grows past it (no swap): the kernel kills the service's python3. memdiag
 names the slice as the scope whose limit killed, the victim's pid, comm and cgroup; the v2

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """memory.high throttling seen as a stall of the service it throttles: a transient service with
 MemoryHigh=64M (no MemoryMax, no swap in the guest) grows 160 MiB of anonymous memory. The
 kernel cannot reclaim it, so it throttles the service on each return to user space; that is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The seed in miniature on systemd and cgroup v2: a slice with MemoryHigh= and MemoryMax=, and
 under it transient services (systemd-run --slice): one grower of anonymous memory (300 MiB,
 past MemoryHigh=256M: throttled, reclaiming) and two readers of 80 MiB of cached data each. The slice's own scope stalls: its verdict names the grower contributor

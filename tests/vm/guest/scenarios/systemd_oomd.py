@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """systemd-oomd beside memdiag: a slice managed by systemd-oomd (ManagedOOMMemoryPressure=kill at
 20 %, held 5 s) with a grower throttled past the slice's MemoryHigh= and a reader of cached data.
 When systemd-oomd kills a cgroup under the slice, memdiag reports the kill, by systemd-oomd,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The shipped unit's hardening on cgroup v2 with systemd: MemoryMax= of memdiagd.service is the
 service cgroup's memory.max, the cgroup tree is read-only inside it (ProtectControlGroups=) while
 the daemon still reads every cgroup, and the daemon keeps answering while its own service is in
