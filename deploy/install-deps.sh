@@ -23,6 +23,8 @@ test_packages=(
   # unit, fuzz + sanitizers (clang's libFuzzer and runtimes), benchmarks, end to end
   libgtest-dev libgmock-dev libbenchmark-dev libclang-rt-14-dev
   python3-yaml prometheus prometheus-node-exporter curl procps stress-ng bpftrace
+  # the monitoring mixin (deploy/mixin) generates the shipped rules: checked for drift
+  jsonnet
   # the certificates of tests/e2e/test_web_config.py
   openssl
   # the portable core compiled for Windows at every build (tests/portability/check_layers.py);

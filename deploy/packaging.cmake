@@ -18,7 +18,7 @@ if(memdiag_unit_start GREATER 0)
   string(SUBSTRING "${memdiag_unit}" ${memdiag_unit_start} -1 memdiag_unit)
 endif()
 string(REPLACE /usr/local/bin/memdiagd /usr/bin/memdiagd memdiag_unit "${memdiag_unit}")
-string(REGEX REPLACE "\nDocumentation=[^\n]*" "\nDocumentation=file:///usr/share/doc/memdiag/README.md"
+string(REGEX REPLACE "\nDocumentation=[^\n]*" "\nDocumentation=man:memdiagd(8) file:///usr/share/doc/memdiag/README.md"
        memdiag_unit "${memdiag_unit}")
 file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/packaging/memdiagd.service CONTENT
      "# Installed by the memdiag package. Local changes: systemctl edit memdiagd\n${memdiag_unit}")
@@ -32,7 +32,27 @@ file(GLOB memdiag_prometheus_files CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/deploy/
 install(FILES ${memdiag_prometheus_files} DESTINATION share/memdiag/prometheus COMPONENT memdiag)
 file(GLOB memdiag_dashboards CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/deploy/grafana/*.json)
 install(FILES ${memdiag_dashboards} DESTINATION share/memdiag/grafana COMPONENT memdiag)
+# The documentation: the README, docs/ as it is in the repository (its relative links hold),
+# the licence (Debian's copyright file, machine-readable) and the changelog, gzipped as Debian
+# wants (-n: no name or time stamp, so the package builds the same twice).
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/memdiag COMPONENT memdiag)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs DESTINATION share/doc/memdiag COMPONENT memdiag
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/debian/copyright DESTINATION share/doc/memdiag COMPONENT memdiag)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+  COMMAND gzip -9n -c ${CMAKE_SOURCE_DIR}/deploy/debian/changelog > ${CMAKE_BINARY_DIR}/packaging/changelog.gz
+  DEPENDS ${CMAKE_SOURCE_DIR}/deploy/debian/changelog VERBATIM)
+# memdiagd(8), made from the daemon's own --help texts (deploy/man/make-manpage.py).
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/packaging/memdiagd.8.gz
+  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/deploy/man/make-manpage.py $<TARGET_FILE:memdiagd>
+          ${CMAKE_BINARY_DIR}/packaging/memdiagd.8
+  COMMAND gzip -9nf ${CMAKE_BINARY_DIR}/packaging/memdiagd.8
+  DEPENDS memdiagd ${CMAKE_SOURCE_DIR}/deploy/man/make-manpage.py
+  COMMENT "Making memdiagd(8) from its --help" VERBATIM)
+add_custom_target(memdiag_package_docs ALL
+  DEPENDS ${CMAKE_BINARY_DIR}/packaging/changelog.gz ${CMAKE_BINARY_DIR}/packaging/memdiagd.8.gz)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/changelog.gz DESTINATION share/doc/memdiag COMPONENT memdiag)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/memdiagd.8.gz DESTINATION share/man/man8 COMPONENT memdiag)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};memdiag;memdiag;/")

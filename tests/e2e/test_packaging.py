@@ -26,7 +26,12 @@ def tool(*args, **kwargs):
 
 
 def expected_files():
-    files = {"/usr/bin/memdiagd", UNIT, CONFIG, "/usr/share/doc/memdiag/README.md"}
+    files = {"/usr/bin/memdiagd", UNIT, CONFIG, "/usr/share/doc/memdiag/README.md",
+             "/usr/share/doc/memdiag/copyright", "/usr/share/doc/memdiag/changelog.gz",
+             "/usr/share/man/man8/memdiagd.8.gz"}
+    files |= {"/usr/share/doc/memdiag/" + os.path.relpath(p, REPO)
+              for p in glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True)
+              + glob.glob(os.path.join(REPO, "docs", "**", "*.png"), recursive=True)}
     for pattern, into in (("prometheus/*.yml", "/usr/share/memdiag/prometheus/"),
                           ("grafana/*.json", "/usr/share/memdiag/grafana/")):
         files |= {into + os.path.basename(p) for p in glob.glob(os.path.join(DEPLOY, pattern))}
@@ -165,13 +170,22 @@ class Package(unittest.TestCase):
             unit = f.read()
         with open(os.path.join(DEPLOY, "systemd", "memdiagd.service")) as f:
             source = f.read()
-        moved = re.sub(r"^Documentation=.*$", "Documentation=file:///usr/share/doc/memdiag/README.md",
+        moved = re.sub(r"^Documentation=.*$", "Documentation=man:memdiagd(8) file:///usr/share/doc/memdiag/README.md",
                        source[source.index("[Unit]"):].replace("/usr/local/bin/", "/usr/bin/"), flags=re.M)
         self.assertEqual(unit[unit.index("[Unit]"):], moved,
                          "the packaged unit is not deploy/systemd/memdiagd.service moved to /usr (build again?)")
         self.assertEqual(re.findall(r"^ExecStart=(.*)$", unit, re.M), ["/usr/bin/memdiagd --config " + CONFIG])
-        docs = re.findall(r"^Documentation=file://(.*)$", unit, re.M)
-        self.assertEqual(docs, ["/usr/share/doc/memdiag/README.md"])
+        docs = re.findall(r"^Documentation=(.*)$", unit, re.M)
+        self.assertEqual(docs, ["man:memdiagd(8) file:///usr/share/doc/memdiag/README.md"])
+        # The man page is the daemon's --help, and names every flag --help names.
+        rc, page, err = tool("sh", "-c", "gzip -dc %s | MANWIDTH=100 man -l - 2>/dev/null || gzip -dc %s"
+                             % (root + "/usr/share/man/man8/memdiagd.8.gz", root + "/usr/share/man/man8/memdiagd.8.gz"))
+        self.assertEqual(rc, 0, err)
+        rc, help_text, err = tool(root + "/usr/bin/memdiagd", "--help")
+        for flag in sorted(set(re.findall(r"^  (--[a-z.-]+)", help_text, re.M))):
+            self.assertIn(flag.replace("-", "\\-") if "\\-" in page else flag, page, "the man page lacks " + flag)
+        with open(root + "/usr/share/doc/memdiag/copyright") as f:
+            self.assertIn("License: Apache-2.0", f.read())
         self.assertNotIn("/usr/local", unit)
 
         binary = root + "/usr/bin/memdiagd"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Writes the files generated from the mixin (Debian's jsonnet): the alerting and recording rules
+# that deploy/prometheus/ ships. With --check it writes nothing and fails when a checked-in file
+# differs from what the mixin generates (a ctest runs it, so they cannot drift).
+#   deploy/mixin/build.sh [--check]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="$here/../prometheus"
+check=false
+case "${1:-}" in --check) check=true ;; "") ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
+command -v jsonnet >/dev/null || { echo "build.sh: jsonnet is not installed (deploy/install-deps.sh --test)" >&2; exit 1; }
+
+generate() {  # FIELD HEADER
+  printf '# SPDX-License-Identifier: Apache-2.0\n# %s\n# Generated from deploy/mixin (%s); edit it there and run deploy/mixin/build.sh.\n' "$2" "$3"
+  jsonnet -J "$here" -S -e "std.manifestYamlDoc((import 'mixin.libsonnet').$1, indent_array_in_object=true, quote_keys=false)"
+}
+
+stale=()
+for spec in "prometheusAlerts|memdiag-alerts.yml|memdiag's alerting rules; their tests: memdiag-alerts.test.yml (promtool test rules).|alerts.libsonnet" \
+            "prometheusRules|memdiag-recording.yml|memdiag's recording rules for the fleet view; their tests: memdiag-recording.test.yml.|rules.libsonnet"; do
+  IFS='|' read -r field file header source <<<"$spec"
+  text=$(generate "$field" "$header" "$source")
+  if $check; then
+    [[ "$text" == "$(cat "$out/$file")" ]] || stale+=("deploy/prometheus/$file")
+  else
+    printf '%s\n' "$text" > "$out/$file"
+  fi
+done
+if ((${#stale[@]})); then
+  echo "build.sh: out of date with deploy/mixin: ${stale[*]} (run deploy/mixin/build.sh)" >&2
+  exit 1
+fi
