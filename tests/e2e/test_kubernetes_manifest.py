@@ -194,6 +194,27 @@ class Manifest(unittest.TestCase):
                                timeout=30)
         return p.returncode, p.stdout + p.stderr
 
+    def test_the_config_map_keeps_the_series_budget_of_the_defaults(self):
+        """Every cap that bounds how many series a node exports is at most its default
+        (deploy/memdiagd.yaml), which keeps a 2,000-cgroup node under 3,000 series."""
+        with open(os.path.join(REPO, "deploy", "memdiagd.yaml")) as f:
+            defaults = yaml.safe_load(f)
+        caps = [("sources", "cgroup", "max_cgroups"), ("sources", "cgroup", "max_watched"),
+                ("sources", "reclaim_stall", "max_cgroups"), ("sources", "processes", "top_n"),
+                ("sources", "processes", "max_above_threshold"), ("sources", "processes", "max_cgroups"),
+                ("diagnosis", "breaking", "max_items"), ("diagnosis", "roles", "max_members")]
+
+        def lookup(config, path):
+            for key in path:
+                config = (config or {}).get(key)
+            return config
+        for path in caps:
+            with self.subTest(key=".".join(path)):
+                default = lookup(defaults, path)
+                self.assertIsNotNone(default, "deploy/memdiagd.yaml has no %s" % ".".join(path))
+                value = lookup(self.config, path)
+                self.assertLessEqual(default if value is None else value, default)
+
     def test_the_daemon_accepts_the_config_maps_config(self):
         # Only what differs here from in a pod: this host's paths, a free loopback port.
         config = yaml.safe_load(yaml.safe_dump(self.config))
