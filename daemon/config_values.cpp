@@ -40,6 +40,13 @@ Expected<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<long long>(std::llround(ms)));
 }
 
+Expected<std::chrono::milliseconds> parse_command_line_duration(std::string_view text) {
+  const bool bare_number =
+      !text.empty() && text.find_first_not_of("0123456789.") == std::string_view::npos;
+  if (!bare_number) return parse_duration(text);
+  return parse_duration(std::string(text) + "s");
+}
+
 Status check_listen_address(std::string_view address) {
   const std::string shown = "'" + std::string(address) + "'";
   const std::size_t colon = address.rfind(':');

@@ -16,6 +16,11 @@ namespace memdiag {
 // "500ms", "1s", "2m", "1h" (also "1.5s"). Errors say what was expected.
 Expected<std::chrono::milliseconds> parse_duration(std::string_view text);
 
+// A duration given on the command line (diagnose, record): as parse_duration, and a bare number
+// is seconds ("--duration 5"), as sleep(1) and timeout(1) read one. The config file keeps its
+// units: a bare number there is more likely a mistake than a choice.
+Expected<std::chrono::milliseconds> parse_command_line_duration(std::string_view text);
+
 // "HOST:PORT", "[V6]:PORT" or ":PORT"; port 1..65535.
 Status check_listen_address(std::string_view address);
 

@@ -128,7 +128,8 @@ std::string diagnose_usage() {
          "\n"
          "  --url URL             the daemon's /api/v1/diagnosis (default: the config's listen address on loopback)\n"
          "  --config FILE         the daemon's config: its listen address, and the sources to sample locally\n"
-         "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\")\n"
+         "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\"; a bare\n"
+         "                        number is seconds)\n"
          "  --format text|json    text for a person (default), JSON for tools (docs/diagnose.md)\n"
          "  --since DURATION      how far back the timeline of transitions reaches (default: all kept)\n"
          "  --timeout DURATION    how long to wait for the daemon before sampling locally (default 5s)\n"
@@ -156,7 +157,7 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
     const std::string& arg = each.flag;
     const std::string& value = each.value;
     auto duration = [&](std::optional<std::chrono::milliseconds>& into) -> Status {
-      auto parsed = parse_duration(value);
+      auto parsed = parse_command_line_duration(value);
       if (!parsed) return make_error(arg + ": " + parsed.error().message);
       if (parsed->count() <= 0) return make_error(arg + " must be above 0");
       into = *parsed;

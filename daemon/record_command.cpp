@@ -72,7 +72,8 @@ std::string record_usage() {
          "                       [--max-size MIB]\n"
          "\n"
          "  --output FILE         where the recording goes (\"-\": standard output)\n"
-         "  --duration DURATION   how long to sample (default 60s; SIGINT or SIGTERM ends it early)\n"
+         "  --duration DURATION   how long to sample (default 60s; a bare number is seconds; SIGINT or\n"
+         "                        SIGTERM ends it early)\n"
          "  --config FILE         the daemon's config: the sources to sample and their settings\n"
          "  --interval DURATION   time between samples (default: the config's interval)\n"
          "  --max-size MIB        stop before the file grows past this (default 256)\n"
@@ -98,7 +99,7 @@ Expected<RecordOptions> parse_record_args(const std::vector<std::string>& args) 
     } else if (arg == "--config") {
       options.config_path = value;
     } else if (arg == "--duration" || arg == "--interval") {
-      auto parsed = parse_duration(value);
+      auto parsed = parse_command_line_duration(value);
       if (!parsed) return make_error(arg + ": " + parsed.error().message);
       if (arg == "--duration") {
         if (parsed->count() <= 0) return make_error("--duration must be above 0");

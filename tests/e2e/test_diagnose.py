@@ -71,11 +71,14 @@ class DiagnoseTest(unittest.TestCase):
         self.assertIn("sampling this node for 5 s instead", out.stderr)
         self.check_report(json.loads(out.stdout), "local")
         self.assertGreater(took, 4.5)  # it did sample for the duration
-        # --duration samples without asking anyone.
-        out = diagnose("--duration", "1s", "--config", CONFIG)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("(local)", out.stdout)
-        self.assertNotIn("no diagnosis from", out.stderr)
+        # --duration samples without asking anyone; a bare number is seconds.
+        for duration in ("1s", "1"):
+            started = time.monotonic()
+            out = diagnose("--duration", duration, "--config", CONFIG)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("(local)", out.stdout)
+            self.assertNotIn("no diagnosis from", out.stderr)
+            self.assertGreater(time.monotonic() - started, 0.9, "--duration %s sampled for less than 1 s" % duration)
 
     def test_a_daemon_that_never_answers_does_not_hang_it(self):
         # Listening, never accepting: the kernel completes the connection, and nothing answers.

@@ -313,6 +313,19 @@ TEST(Duration, Units) {
   EXPECT_FALSE(parse_duration("1e400s"));
 }
 
+// On the command line (diagnose --duration 5, record --duration 5) a bare number is seconds.
+TEST(Duration, CommandLineTakesABareNumberAsSeconds) {
+  EXPECT_EQ(*parse_command_line_duration("5"), std::chrono::milliseconds(5000));
+  EXPECT_EQ(*parse_command_line_duration("0.5"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*parse_command_line_duration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*parse_command_line_duration("2m"), std::chrono::milliseconds(120000));
+  EXPECT_FALSE(parse_command_line_duration(""));
+  EXPECT_FALSE(parse_command_line_duration("5x"));
+  EXPECT_FALSE(parse_command_line_duration("-5"));
+  EXPECT_FALSE(parse_command_line_duration("1..2"));
+  EXPECT_FALSE(parse_command_line_duration("99999999999999"));
+}
+
 TEST(ListenAddress, Forms) {
   EXPECT_TRUE(check_listen_address("0.0.0.0:9842"));
   EXPECT_TRUE(check_listen_address(":9842"));
