@@ -10,6 +10,7 @@
 
 #include "daemon/daemon.hpp"
 #include "daemon/privileges/least_privilege.hpp"
+#include "daemon/process_self.hpp"
 #include "daemon/systemd_notifier.hpp"
 
 namespace memdiag {
@@ -66,7 +67,12 @@ int run_daemon(const CliOptions& options, Config config) {
   privileges::LeastPrivilege footing({.lock_memory = config.lock_memory,
                                       .drop_capabilities = config.drop_capabilities,
                                       .binds_privileged_port = privileges::binds_privileged_port(config.listen_address)});
-  hooks.posture_after_sample = [&footing](const Snapshot&) { return footing.posture(); };
+  // After each sample, on the sampler's thread: never at scrape time.
+  hooks.posture_after_sample = [&footing, self = std::make_shared<ProcessSelfReader>()](const Snapshot&) {
+    auto posture = footing.posture();
+    posture->process = self->read();
+    return std::shared_ptr<const prom::DaemonPosture>(std::move(posture));
+  };
   // Said once it serves, after the footing: a daemon that cannot bind its port says only that.
   const auto watchdog = systemd.active() ? systemd.watchdog_interval() : std::nullopt;
   const auto interval = config.interval;

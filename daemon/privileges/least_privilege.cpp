@@ -93,7 +93,7 @@ void LeastPrivilege::log_what_was_settled() const {
   for (const auto& [level, line] : said_) spdlog::log(level, "{}", line);
 }
 
-std::shared_ptr<const prom::DaemonPosture> LeastPrivilege::posture() const {
+std::shared_ptr<prom::DaemonPosture> LeastPrivilege::posture() const {
   auto posture = std::make_shared<prom::DaemonPosture>();
   posture->memory_locked = lock_.locked;
   if (lock_.locked) posture->locked_bytes = locked_resident_bytes();

@@ -58,7 +58,7 @@ class LeastPrivilege {
   explicit LeastPrivilege(PrivilegeSettings settings);
 
   // What the daemon now runs with (called after each sample, on the sampler's thread).
-  std::shared_ptr<const prom::DaemonPosture> posture() const;
+  std::shared_ptr<prom::DaemonPosture> posture() const;
 
   // Logs what was settled, once the daemon serves: a daemon that cannot even bind its port
   // says that in one line, not after its footing.

@@ -129,6 +129,26 @@ void SnapshotCollector::render_posture(MetricSink& sink) const {
     sink.family("memdiag_daemon_uid", "The user id memdiagd runs as.", MetricType::Gauge);
     sink.sample({}, static_cast<double>(*posture->uid));
   }
+  if (const auto& self = posture->process) {
+    // The names and meanings every Prometheus client library gives its own process.
+    sink.family("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", MetricType::Counter);
+    sink.sample({}, self->cpu_seconds);
+    sink.family("process_resident_memory_bytes", "Resident memory size in bytes.", MetricType::Gauge);
+    sink.sample({}, static_cast<double>(self->resident_bytes));
+    sink.family("process_virtual_memory_bytes", "Virtual memory size in bytes.", MetricType::Gauge);
+    sink.sample({}, static_cast<double>(self->virtual_bytes));
+    sink.family("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+                MetricType::Gauge);
+    sink.sample({}, self->start_time_seconds);
+    if (self->open_fds) {
+      sink.family("process_open_fds", "Number of open file descriptors.", MetricType::Gauge);
+      sink.sample({}, static_cast<double>(*self->open_fds));
+    }
+    if (self->max_fds) {
+      sink.family("process_max_fds", "Maximum number of open file descriptors.", MetricType::Gauge);
+      sink.sample({}, static_cast<double>(*self->max_fds));
+    }
+  }
 }
 
 void SnapshotCollector::render(const Snapshot* snap, MetricSink& sink) const {

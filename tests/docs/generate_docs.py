@@ -43,7 +43,7 @@ GROUPS = [
     ("snapshot_collector", "PSI, the vm sysctls, the sources and the daemon itself"),
 ]
 CPP_STRING = r'"(?:[^"\\]|\\.)*"'
-DECLARATION = re.compile(r'"(memdiag_[a-z0-9_]+)"\s*,\s*((?:' + CPP_STRING + r'\s*)+)(?:,\s*(?:prometheus::)?MetricType::(\w+))?')
+DECLARATION = re.compile(r'"((?:memdiag|process)_[a-z0-9_]+)"\s*,\s*((?:' + CPP_STRING + r'\s*)+)(?:,\s*(?:prometheus::)?MetricType::(\w+))?')
 
 
 def begin(name):

@@ -2,6 +2,7 @@
 """End to end: the real memdiagd on 127.0.0.1, scraped over HTTP, against the real /proc and
 against fixture trees."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -49,6 +50,27 @@ class RealNode(unittest.TestCase):
             self.assertGreater(second[("memdiag_vmstat_pgfault_total", "")], first[("memdiag_vmstat_pgfault_total", "")])
             with open("/proc/sys/vm/max_map_count") as f:
                 self.assertEqual(second[("memdiag_vm_sysctl", '{name="max_map_count"}')], int(f.read()))
+            self.assertEqual(d.stop(), 0)
+
+    def test_process_self_metrics_describe_the_daemon(self):
+        """process_*: the names every Prometheus client gives its own process, with this daemon's
+        figures (its /proc/PID, its descriptors, its start)."""
+        with Daemon() as d:
+            d.wait_ready()
+            started = time.time()
+            samples = d.samples()
+            with open("/proc/%d/status" % d.proc.pid) as f:
+                rss_kib = int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M).group(1))
+            fds = len(os.listdir("/proc/%d/fd" % d.proc.pid))
+            rss = samples[("process_resident_memory_bytes", "")]
+            self.assertGreater(rss, 1 << 20)
+            self.assertLess(abs(rss - rss_kib * 1024), 4 << 20, "RSS %d against VmRSS %d kB" % (rss, rss_kib))
+            self.assertGreaterEqual(samples[("process_virtual_memory_bytes", "")], rss)
+            self.assertLess(abs(samples[("process_open_fds", "")] - fds), 16)
+            self.assertGreaterEqual(samples[("process_max_fds", "")], samples[("process_open_fds", "")])
+            # Started within the last minute (this test started it), not at boot or in the future.
+            self.assertLess(abs(samples[("process_start_time_seconds", "")] - started), 60)
+            self.assertGreater(samples[("process_cpu_seconds_total", "")], 0)
             self.assertEqual(d.stop(), 0)
 
     def test_exposition_passes_promtool(self):
