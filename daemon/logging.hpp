@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// spdlog to stderr (journald adds its own timestamps and picks stderr up as the unit's log),
-// and to a file where asked (--log.file; the Windows service, which has no console, always).
+// spdlog to stderr, or, when systemd has connected stderr to the journal, to journald directly
+// with each line's syslog priority (warnings are PRIORITY=4, errors 3); and to a file where
+// asked (--log.file; the Windows service, which has no console, always).
 #pragma once
 
 #include <string>

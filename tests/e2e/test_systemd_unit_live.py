@@ -550,11 +550,13 @@ class LiveUnit(unittest.TestCase):
     # --- helpers -----------------------------------------------------------------------------
 
     def daemon_log(self):
-        """What the daemon (and its canary) wrote to stderr since the test began. Picked by its
+        """What the daemon (and its canary) logged since the test began. Picked by its
         identifier, not by unit: systemd 252's child may connect its output to journald before it
         is in the unit's cgroup, and journald then files the stream under init.scope."""
-        entries = self.sd.journal(self.since, "_TRANSPORT=stdout", "SYSLOG_IDENTIFIER=" + os.path.basename(MEMDIAGD))
-        return "\n".join(e["MESSAGE"] for e in entries if isinstance(e.get("MESSAGE"), str))
+        return "\n".join(e["MESSAGE"] for e in self.daemon_entries() if isinstance(e.get("MESSAGE"), str))
+
+    def daemon_entries(self):
+        return self.sd.journal(self.since, "SYSLOG_IDENTIFIER=" + os.path.basename(MEMDIAGD))
 
     def systemd_log(self):
         """systemd's messages about the unit since the test began ("memdiagd.service: ...")."""
@@ -614,6 +616,11 @@ class LiveUnit(unittest.TestCase):
                          % (len(up), len(up)))
         # ... none of them degraded: processes by the eBPF task iterator, not /proc.
         self.assertEqual(samples.get(("memdiag_process_scan_info", '{mode="bpf_iter"}')), 1, daemon_log)
+        # Its lines go to journald directly, each with its priority (info 6, warnings 4), not as
+        # stderr text that journald files at one priority.
+        entries = [e for e in self.daemon_entries() if e.get("_TRANSPORT") == "journal"]
+        self.assertTrue(entries, "no line of the daemon's came through the journal protocol:\n" + self.logs())
+        self.assertIn("6", {e.get("PRIORITY") for e in entries}, entries[:3])
 
         # The sandbox is the unit's: no new privileges, a seccomp filter, exactly the bounding
         # set it names, / read-only, the v1 memory hierarchy writable, /proc with hidepid.
