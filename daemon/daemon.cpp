@@ -9,6 +9,9 @@
 
 #include "daemon/build_info.hpp"
 #include "daemon/http_server.hpp"
+#ifndef _WIN32
+#include "daemon/http/gzip_cache.hpp"
+#endif
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
 #include "daemon/web_config_watcher.hpp"
@@ -124,10 +127,16 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
   SnapshotStore store(config.ring);
   Sampler sampler(store, build_sources(config), config.interval, config.diagnosis);
   prom::SnapshotCollector collector(store, build_info());
-  const HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
-                                     [&sampler] { return sampler.healthy(); },
-                                     [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); },
-                                     [&store] { return history_report(store); }};
+  HttpServer::Handlers handlers{[&collector] { return collector.shared_text(); },
+                               [&sampler] { return sampler.healthy(); },
+                               [&store](const http::DiagnosisQuery& query) { return diagnosis_report(store, query); },
+                               [&store] { return history_report(store); }};
+#ifndef _WIN32
+  // Scrapers that take gzip get the exposition compressed, once per snapshot (zlib: Linux).
+  handlers.metrics_gzip = [&collector, gzipped = std::make_shared<http::GzipCache>()] {
+    return gzipped->of(collector.shared_text());
+  };
+#endif
 
   // The web config in force, re-read when its files change and retargeted on reload. Checked
   // already at start (startup.cpp); loaded again here, so only a file changed in between fails.

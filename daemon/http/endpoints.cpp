@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/http/endpoints.hpp"
 
+#include "daemon/http/content_coding.hpp"
 #include "daemon/http/status_page.hpp"
 #include "exporters/prometheus/exposition.hpp"
 
@@ -15,8 +16,16 @@ WireResponse respond(const RequestHead& request, const Handlers& handlers) {
     return text_response({.status = 405, .close = close, .allow = "GET, HEAD"}, "only GET and HEAD are served\n");
   }
   if (request.path == "/metrics") {
-    return shared_response({.content_type = prom::kExpositionContentType, .close = close}, handlers.metrics(),
-                           head_only);
+    // Compressed when the scraper takes gzip (Prometheus does), once per exposition.
+    if (handlers.metrics_gzip && accepts_gzip(request)) {
+      if (auto compressed = handlers.metrics_gzip()) {
+        return shared_response({.content_type = prom::kExpositionContentType, .close = close, .gzip = true},
+                               std::move(compressed), head_only);
+      }
+    }
+    return shared_response(
+        {.content_type = prom::kExpositionContentType, .close = close, .vary_accept_encoding = bool(handlers.metrics_gzip)},
+        handlers.metrics(), head_only);
   }
   if (request.path == "/healthz") {
     if (handlers.healthy()) return text_response({.close = close}, "ok\n", head_only);

@@ -29,6 +29,9 @@ struct Handlers {
   // The key signals of the snapshots in the ring (exporters/report/history_json.hpp), never
   // null. Unset: /api/v1/history is not served.
   std::function<std::shared_ptr<const std::string>()> history = {};
+  // The same exposition gzipped, for scrapers that accept it (gzip_cache.hpp); null when
+  // it cannot be made. Unset: /metrics is sent as it is to everyone.
+  std::function<std::shared_ptr<const std::string>()> metrics_gzip = {};
 };
 
 // The response to one parsed request.

@@ -16,6 +16,8 @@ std::string head_text(const ResponseHead& head, std::size_t body_size) {
   text += "\r\nContent-Length: ";
   text += std::to_string(body_size);
   text += "\r\nCache-Control: no-store\r\n";
+  if (head.gzip) text += "Content-Encoding: gzip\r\n";
+  if (head.gzip || head.vary_accept_encoding) text += "Vary: Accept-Encoding\r\n";
   if (!head.allow.empty()) {
     text += "Allow: ";
     text += head.allow;

@@ -20,6 +20,10 @@ struct ResponseHead {
   std::string_view allow = {};  // "Allow:" field of a 405
   // "Content-Security-Policy:" field (the status page's); none when empty.
   std::string_view content_security_policy = {};
+  // "Content-Encoding: gzip": the body is gzipped (and "Vary: Accept-Encoding" comes with it).
+  bool gzip = false;
+  // "Vary: Accept-Encoding" on a body sent as it is that another request would get gzipped.
+  bool vary_accept_encoding = false;
 };
 
 // "OK", "Not Found", ...; "Unknown" for a status this server never sends.
