@@ -128,6 +128,7 @@ std::string diagnose_usage() {
          "\n"
          "  --url URL             the daemon's /api/v1/diagnosis (default: the config's listen address on loopback)\n"
          "  --config FILE         the daemon's config: its listen address, and the sources to sample locally\n"
+         "                        (default: /etc/memdiag/memdiagd.yaml when it is there)\n"
          "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\"; a bare\n"
          "                        number is seconds)\n"
          "  --format text|json    text for a person (default), JSON for tools (docs/diagnose.md)\n"
@@ -204,7 +205,7 @@ int run_diagnose(const std::vector<std::string>& args) {
     return 0;
   }
   CliOptions cli;
-  cli.config_path = options->config_path;
+  cli.config_path = config_or_installed(options->config_path);
   auto config = resolve_config(cli);
   if (!config) {
     std::fprintf(stderr, "memdiagd diagnose: invalid config: %s\n", config.error().to_string().c_str());

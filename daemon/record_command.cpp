@@ -75,6 +75,7 @@ std::string record_usage() {
          "  --duration DURATION   how long to sample (default 60s; a bare number is seconds; SIGINT or\n"
          "                        SIGTERM ends it early)\n"
          "  --config FILE         the daemon's config: the sources to sample and their settings\n"
+         "                        (default: /etc/memdiag/memdiagd.yaml when it is there)\n"
          "  --interval DURATION   time between samples (default: the config's interval)\n"
          "  --max-size MIB        stop before the file grows past this (default 256)\n"
          "\n"
@@ -133,7 +134,7 @@ int run_record(const std::vector<std::string>& args) {
     return 0;
   }
   CliOptions cli;
-  cli.config_path = options->config_path;
+  cli.config_path = config_or_installed(options->config_path);
   auto config = resolve_config(cli);
   if (!config) {
     std::fprintf(stderr, "memdiagd record: invalid config: %s\n", config.error().to_string().c_str());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/subcommand_args.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -41,6 +43,12 @@ Expected<std::vector<SubcommandArg>> split_subcommand_args(const std::vector<std
     out.push_back({flag, *value});
   }
   return out;
+}
+
+std::optional<std::string> config_or_installed(const std::optional<std::string>& given) {
+  if (given) return given;
+  if (::access(kInstalledConfigPath, R_OK) == 0) return std::string(kInstalledConfigPath);
+  return std::nullopt;
 }
 
 }  // namespace memdiag

@@ -77,3 +77,21 @@ def run(lab):
               isinstance(levels, list) and levels and all(0 <= float(s["value"][1]) <= 4 for s in levels),
               levels if not isinstance(levels, list) else [(s["metric"], s["value"][1]) for s in levels][:5])
     lab.sh("systemctl", "stop", "prometheus", timeout=60)
+
+    # `memdiagd diagnose` with no flag finds the daemon through the installed config: moved to
+    # another port, the daemon still answers it (origin "daemon", not a local sample).
+    config = "/etc/memdiag/memdiagd.yaml"
+    with open(config) as f:
+        shipped = f.read()
+    try:
+        with open(config, "w") as f:
+            f.write(shipped.replace('listen_address: "0.0.0.0:9842"', 'listen_address: "127.0.0.1:9843"'))
+        lab.sh("systemctl", "restart", "memdiagd", timeout=120)
+        report = lab.sh("memdiagd", "diagnose", "--format", "json", "--timeout", "10", check=False, timeout=60)
+        origin = json.loads(report.stdout).get("origin") if report.returncode == 0 else report.stderr.strip()[-200:]
+        lab.check("memdiagd diagnose reads the installed config: it asks the daemon at its configured port",
+                  origin == "daemon", origin)
+    finally:
+        with open(config, "w") as f:
+            f.write(shipped)
+        lab.sh("systemctl", "restart", "memdiagd", timeout=120)
