@@ -95,3 +95,4 @@ def run(lab):
         with open(config, "w") as f:
             f.write(shipped)
         lab.sh("systemctl", "restart", "memdiagd", timeout=120)
+    lab.eventually("/healthz answers 200 again on the shipped config", healthy, 60)
