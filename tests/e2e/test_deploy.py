@@ -4,7 +4,8 @@ in promtool and pass their unit tests (each alert fires on what should fire it a
 after), every metric they and the Grafana dashboards use is one the real daemon exports (the
 Windows dashboard's Windows-only names are ones the Windows build exports; test_prometheus.py
 and test_fleet.py run them all in a real Prometheus), every dashboard has the datasource and
-instance variables and filters every query on the instance, the scrape job is valid config, and
+instance variables and filters every query on the instance (test_dashboards.py holds the rest of
+their conventions: job and cluster, levels, links, annotations), the scrape job is valid config, and
 the systemd unit passes `systemd-analyze verify` with its ExecStart pointing at the built daemon
 and the example config (which the daemon accepts)."""
 import json
@@ -18,6 +19,7 @@ import unittest
 import yaml
 
 from harness import FIXTURES, MEMDIAGD, REPO, Daemon, free_port, run, wait_for, wait_for_samples
+from test_dashboards import FLEET, VARIABLE_QUERIES, selectors
 from test_prometheus import DASHBOARDS, EXPORTERS, WINDOWS_DASHBOARD, family, series_names, windows_exported_names
 
 DEPLOY = os.path.join(REPO, "deploy")
@@ -177,8 +179,10 @@ class AlertRules(unittest.TestCase):
 
 class Dashboards(unittest.TestCase):
     """Every dashboard as Grafana imports it: a datasource variable of type prometheus and an
-    instance variable from memdiag_build_info; every panel and query on that datasource; every
-    series selector of every query filtered on instance=~"$instance"; unique panel ids."""
+    instance variable from memdiag_build_info (one node, no All, on the per-node dashboards; All
+    on the fleet's); every panel and query on that datasource; every series selector of every
+    query filtered on the instance (instance="$instance" on the per-node dashboards,
+    instance=~"$instance" on the fleet's); unique panel ids."""
 
     def test_the_dashboards_shipped(self):
         names = {os.path.basename(p) for p in DASHBOARDS}
@@ -196,9 +200,11 @@ class Dashboards(unittest.TestCase):
                 variables = {v["name"]: v for v in dashboard["templating"]["list"]}
                 self.assertEqual(variables["datasource"]["type"], "datasource")
                 self.assertEqual(variables["datasource"]["query"], "prometheus")
-                self.assertEqual(variables["instance"]["query"], "label_values(memdiag_build_info, instance)")
+                self.assertEqual(variables["instance"]["query"], VARIABLE_QUERIES["instance"])
                 self.assertEqual(variables["instance"]["datasource"], {"type": "prometheus", "uid": "${datasource}"})
-                self.assertTrue(variables["instance"]["multi"] and variables["instance"]["includeAll"])
+                fleet = os.path.basename(path) == FLEET
+                self.assertEqual((variables["instance"]["multi"], variables["instance"]["includeAll"]), (fleet, fleet))
+                instance_filter = 'instance=~"$instance"' if fleet else 'instance="$instance"'
                 ids = []
 
                 def walk(panels):
@@ -210,31 +216,12 @@ class Dashboards(unittest.TestCase):
                             self.assertTrue(panel.get("targets"), panel["title"])
                         for target in panel.get("targets", []):
                             self.assertEqual(target["datasource"]["uid"], "${datasource}", panel["title"])
-                            for selector in self.selectors(target["expr"]):
-                                self.assertIn('instance=~"$instance"', selector,
+                            for selector in selectors(target["expr"]):
+                                self.assertIn(instance_filter, selector,
                                               "%r: %s is not filtered on the instance" % (panel["title"], selector))
                         walk(panel.get("panels", []))
                 walk(dashboard["panels"])
                 self.assertEqual(len(ids), len(set(ids)), "panel ids repeat")
-
-    @staticmethod
-    def selectors(expr):
-        """Every series selector of a PromQL expression: a name with or without {...}, or {...}
-        alone; function names, keywords and label names in by/on/without lists are not."""
-        text = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\x00" * len(m.group(0)), expr)
-        text = re.sub(r'\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)',
-                      lambda m: " " * len(m.group(0)), text)
-        found = []
-        for m in re.finditer(r'(?<![\w$:])([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*(\{[^}]*\})'
-                             r'|(?<![\w$:])([a-zA-Z_:][a-zA-Z0-9_:]*)(?!\s*[({\w:])', text):
-            word = m.group(3)
-            if word is not None:
-                if word in ("bool", "and", "or", "unless", "offset", "inf", "nan", "Inf", "NaN") or \
-                        re.fullmatch(r"\d.*", word):
-                    continue
-            start, end = m.span()
-            found.append(expr[start:end])
-        return found
 
 
 @unittest.skipUnless(shutil.which("systemd-analyze"), "needs systemd-analyze")

@@ -6,7 +6,9 @@ against Prometheus' own answers:
 - the scrapes: `up` 1 on every scrape, no sample rejected (out of order, duplicate timestamp,
   out of bounds, over a limit: Prometheus' own counters, all present and 0);
 - every query of every shipped Grafana dashboard (deploy/grafana/*.json), found by walking its
-  JSON (rows included), with its template variables filled in as Grafana would: it evaluates
+  JSON (rows included), with its template variables filled in as Grafana would (the job chosen,
+  so every series must carry it; the cluster at All, .*, as the label does not exist here; this
+  node as the per-node dashboards' instance, All on the fleet's): it evaluates
   without error, returns data, and every series carries the labels the panel shows (legendFormat
   {{label}}) or groups by (`by (...)`). Two kinds of query may have no data here, each listed
   with its reason and never passed silently: those of Windows-only series (memdiag-windows.json;
@@ -128,7 +130,7 @@ ONLY_WHILE = {
     "memdiag:cgroup_contribution_ratio:workload": "only while a scope stalls with members in it (roles)",
     "memdiag:cgroup_relief_bytes:workload": "only while a scope stalls with members in it (roles)",
     "memdiag:node_stall_reason:max5m": "only while a stall reason holds",
-    "sort_desc(memdiag:node_stall_level:max5m": "only the nodes at medium or worse",
+    "sort_desc(max by (instance) (memdiag:node_stall_level:max5m": "only the nodes at medium or worse",
     "memdiag:cgroup_stall_level:workload >= 2": "only the cgroups at medium or worse",
     "memdiag_forecast_exhaustion_seconds": "only while MemAvailable falls clearly (R^2 >= 0.8 over the window)",
     "memdiag_overcommit_exhaustion_seconds": "only while more is promised than can be supplied and it is drawn",
@@ -223,26 +225,60 @@ def promql_regex_literal(value):
     return re.sub(r'([\\.+*?()|\[\]{}^$])', r'\\\\\1', value)
 
 
-def template_values(test, port, dashboard, instances=None):
-    """Each dashboard variable's value as Grafana would set it with All selected (the variable is
-    multi with All): its allValue where it has one, else every value its own query
-    (label_values(memdiag_build_info, instance)) finds, each matched literally; the datasource is
-    not in any expression; the built-in intervals get the 1 s scrape's. `instances`: how many
-    values the query must find."""
-    values = {"__rate_interval": "4s", "__interval": "1s", "__range": "5m"}
+BUILT_IN = {"__rate_interval": "4s", "__interval": "1s", "__range": "5m"}  # the 1 s scrape's
+
+
+def grafana_value(variable, values):
+    """What Grafana writes for a variable in a Prometheus query when `values` are selected (None:
+    All): All is the variable's allValue; a variable with All or multi has its values
+    regex-escaped (one alone, several as (a|b)); a single-valued one (a per-node dashboard's
+    instance) has its value as it is, in an = matcher."""
+    if values is None:
+        assert variable.get("allValue"), "variable %s: All without an allValue" % variable["name"]
+        return variable["allValue"]
+    if variable.get("includeAll") or variable.get("multi"):
+        literal = [promql_regex_literal(v) for v in values]
+        return literal[0] if len(literal) == 1 else "(%s)" % "|".join(literal)
+    assert len(values) == 1 and not re.search(r'[\\"]', values[0]), (variable["name"], values)
+    return values[0]
+
+
+def grafana_values(dashboard, selected):
+    """Each variable's value as Grafana sets it when the values `selected` ({name: value}) are
+    chosen and every other variable is at All, without asking Prometheus what exists."""
+    values = dict(BUILT_IN)
+    for var in dashboard.get("templating", {}).get("list", []):
+        if var["type"] != "datasource":
+            values[var["name"]] = grafana_value(var, [selected[var["name"]]] if var["name"] in selected else None)
+    return values
+
+
+def template_values(test, port, dashboard, instances=None, selected=None):
+    """Each dashboard variable's value as Grafana sets it, in the dashboard's order (a variable's
+    query uses those before it, label_values(memdiag_build_info{job=~"$job"}, cluster)): the value
+    `selected` ({name: value}) gives, which must be one its query finds; else All for a variable
+    with All (its allValue, else every value its query finds); else the one value its query
+    finds. The datasource is not in any expression; the built-in intervals get the 1 s scrape's.
+    `instances`: how many values the instance variable's query must find."""
+    selected = selected or {}
+    values = dict(BUILT_IN)
     for var in dashboard.get("templating", {}).get("list", []):
         if var["type"] == "datasource":
             continue
-        m = re.fullmatch(r'label_values\((\w+),\s*(\w+)\)', var["query"])
+        m = re.fullmatch(r'label_values\((\w+(?:\{[^}]*\})?),\s*(\w+)\)', var["query"])
         test.assertTrue(m, "dashboard variable %s: query %r" % (var["name"], var["query"]))
-        found = api(port, "label/%s/values" % m.group(2), **{"match[]": m.group(1)})
-        if instances is not None:
+        match = expand(test, "variable " + var["name"], m.group(1), values)
+        found = api(port, "label/%s/values" % m.group(2), **{"match[]": match})
+        if var["name"] == "instance" and instances is not None:
             test.assertEqual(len(found), instances, found)
-        literal = [promql_regex_literal(v) for v in found]
-        if var.get("allValue"):  # "All" is then that regex, not the list of values
-            values[var["name"]] = var["allValue"]
+        if var["name"] in selected:
+            test.assertIn(selected[var["name"]], found, "variable %s" % var["name"])
+            values[var["name"]] = grafana_value(var, [selected[var["name"]]])
+        elif var.get("includeAll"):
+            values[var["name"]] = grafana_value(var, None if var.get("allValue") else found)
         else:
-            values[var["name"]] = literal[0] if len(literal) == 1 else "(%s)" % "|".join(literal)
+            test.assertEqual(len(found), 1, "variable %s has no All: which of %s?" % (var["name"], found))
+            values[var["name"]] = grafana_value(var, found)
     return values
 
 
@@ -358,7 +394,7 @@ class PrometheusScrapesMemdiagd(unittest.TestCase):
                 name = os.path.basename(path)
                 targets = dashboard_targets(dashboard)
                 self.assertGreaterEqual(len(targets), 8, name)
-                variables = template_values(self, self.prom_port, dashboard, instances=1)
+                variables = template_values(self, self.prom_port, dashboard, instances=1, selected={"job": "memdiag"})
                 for title, target in targets:
                     expr = expand(self, title, target["expr"], variables)
                     names, _ = series_names(target["expr"])
