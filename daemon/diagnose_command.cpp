@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "daemon/logging.hpp"
 #include "daemon/sampler.hpp"
 #include "daemon/subcommand_args.hpp"
+#include "daemon/web_config.hpp"
 #include "exporters/report/diagnosis_report.hpp"
 #include "probes/analysis/diagnosis_replay.hpp"
 #include "probes/recording/recording_reader.hpp"
@@ -122,6 +124,7 @@ int replay(const Config& config, const DiagnoseOptions& options) {
 
 std::string diagnose_usage() {
   return "usage: memdiagd diagnose [--url URL] [--config FILE] [--duration DURATION] [--format text|json]\n"
+         "                         [--basic-auth-file FILE] [--ca-file FILE]\n"
          "                         [--since DURATION] [--timeout DURATION]\n"
          "       memdiagd diagnose --replay FILE [--allow-truncated] [--config FILE] [--format text|json]\n"
          "                         [--since DURATION]\n"
@@ -136,22 +139,27 @@ std::string diagnose_usage() {
          "  --timeout DURATION    how long to wait for the daemon before sampling locally (default 5s)\n"
          "  --replay FILE         run the models over a recording (memdiagd record) and report its end;\n"
          "                        the config's diagnosis settings apply, so other thresholds can be tried\n"
-         "  --allow-truncated     replay a recording that was cut short up to the cut\n";
+         "  --allow-truncated     replay a recording that was cut short up to the cut\n"
+         "  --basic-auth-file FILE  user:password for a daemon whose web config has basic_auth_users\n"
+         "                        (or the MEMDIAG_BASIC_AUTH environment variable)\n"
+         "  --ca-file FILE        https: verify the daemon against these CA certificates (default: trust the\n"
+         "                        certificate its web config names, as read from the config)\n";
 }
 
-std::string diagnosis_url_for(const std::string& listen_address) {
+std::string diagnosis_url_for(const std::string& listen_address, bool tls) {
   const std::size_t colon = listen_address.rfind(':');
   std::string host = listen_address.substr(0, colon);
   const std::string port = colon == std::string::npos ? "9842" : listen_address.substr(colon + 1);
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
   if (host == "[::]") host = "[::1]";
-  return "http://" + host + ":" + port + "/api/v1/diagnosis";
+  return (tls ? "https://" : "http://") + host + ":" + port + "/api/v1/diagnosis";
 }
 
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args) {
   DiagnoseOptions options;
   auto split = split_subcommand_args(
-      args, {"--url", "--config", "--duration", "--format", "--since", "--timeout", "--replay"}, {"--allow-truncated"});
+      args, {"--url", "--config", "--duration", "--format", "--since", "--timeout", "--replay", "--basic-auth-file", "--ca-file"},
+      {"--allow-truncated"});
   if (!split) return split.error();
   for (const SubcommandArg& each : *split) {
     // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
@@ -174,6 +182,10 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.config_path = value;
     } else if (arg == "--replay") {
       options.replay = value;
+    } else if (arg == "--basic-auth-file") {
+      options.basic_auth_file = value;
+    } else if (arg == "--ca-file") {
+      options.ca_file = value;
     } else if (arg == "--format") {
       if (value != "text" && value != "json") return make_error("--format must be text or json, not '" + value + "'");
       options.json = value == "json";
@@ -193,6 +205,46 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
   if (options.allow_truncated && !options.replay) return make_error("--allow-truncated goes with --replay");
   return options;
 }
+
+namespace {
+
+struct DaemonClient {
+  bool tls = false;  // the daemon's web config has TLS
+  HttpClientOptions options;
+};
+
+// How to reach the daemon as its config says: https when its web config has TLS, trusting the
+// certificate that web config names (this node's daemon: the file is right here), or the CA
+// certificates given; basic auth from the file given or the environment.
+Expected<DaemonClient> client_for(const Config& config, const DiagnoseOptions& options) {
+  DaemonClient client;
+  if (!config.web_config_file.empty()) {
+    auto web = load_web_config_file(config.web_config_file);
+    if (!web) return make_error("the daemon's web config: " + web.error().to_string());
+    client.tls = web->tls_enabled;
+    if (web->tls_enabled) client.options.pinned_certificate = web->tls.cert_file;
+  }
+  if (options.ca_file) {
+    client.options.ca_file = *options.ca_file;
+    client.options.pinned_certificate.clear();
+  }
+  if (options.basic_auth_file) {
+    std::ifstream file(*options.basic_auth_file);
+    std::string line;
+    if (!file || !std::getline(file, line)) return make_error("cannot read " + *options.basic_auth_file);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find(':') == std::string::npos) return make_error(*options.basic_auth_file + ": expected user:password");
+    client.options.basic_auth = line;
+  } else if (const char* env = std::getenv("MEMDIAG_BASIC_AUTH"); env != nullptr && *env != '\0') {
+    if (std::string_view(env).find(':') == std::string_view::npos) {
+      return make_error("MEMDIAG_BASIC_AUTH: expected user:password");
+    }
+    client.options.basic_auth = std::string(env);
+  }
+  return client;
+}
+
+}  // namespace
 
 int run_diagnose(const std::vector<std::string>& args) {
   auto options = parse_diagnose_args(args);
@@ -216,17 +268,27 @@ int run_diagnose(const std::vector<std::string>& args) {
 
   std::chrono::milliseconds local_duration = options->duration.value_or(kDefaultLocalDuration);
   if (!options->duration) {
-    std::string url = options->url.value_or(diagnosis_url_for(config->listen_address));
+    auto client = client_for(*config, *options);
+    if (!client) {
+      std::fprintf(stderr, "memdiagd diagnose: %s\n", client.error().message.c_str());
+      return 2;
+    }
+    std::string url = options->url.value_or(diagnosis_url_for(config->listen_address, client->tls));
     url += url.find('?') == std::string::npos ? "?" : "&";
     url += options->json ? "format=json" : "format=text";
     if (options->since) url += "&since=" + std::to_string(options->since->count()) + "ms";
-    auto reply = http_get(url, options->timeout);
+    auto reply = http_get(url, options->timeout, client->options);
     if (reply && reply->status == 200) {
       std::fwrite(reply->body.data(), 1, reply->body.size(), stdout);
       return std::fflush(stdout) == 0 ? 0 : 1;
     }
-    const std::string why = reply ? "answered " + std::to_string(reply->status) + ": " + reply->body
-                                  : reply.error().message;
+    std::string why = reply ? "answered " + std::to_string(reply->status) + ": " + reply->body
+                            : reply.error().message;
+    if (reply && reply->status == 401) {
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      why += client->options.basic_auth ? "; the user and password were refused"
+                                         : "; give a user and password with --basic-auth-file FILE or MEMDIAG_BASIC_AUTH";
+    }
     std::fprintf(stderr, "memdiagd diagnose: no diagnosis from %s (%s); sampling this node for %.0f s instead\n",
                  url.c_str(), why.c_str(), std::chrono::duration<double>(local_duration).count());
   }

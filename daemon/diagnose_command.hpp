@@ -30,14 +30,20 @@ struct DiagnoseOptions {
   std::optional<std::string> replay;  // a recording to replay instead of asking or sampling
   bool allow_truncated = false;
   bool help = false;
+  // Basic auth for a daemon whose web config has users: "user:password" on the first line of
+  // this file (else the MEMDIAG_BASIC_AUTH environment variable).
+  std::optional<std::string> basic_auth_file;
+  // https: verify the daemon against these CA certificates instead of trusting the certificate
+  // its web config names.
+  std::optional<std::string> ca_file;
 };
 
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args);
 std::string diagnose_usage();
 
 // "0.0.0.0:9842" -> "http://127.0.0.1:9842/api/v1/diagnosis": the daemon's address as seen
-// from this host (a wildcard address is reached on loopback).
-std::string diagnosis_url_for(const std::string& listen_address);
+// from this host (a wildcard address is reached on loopback); https:// when `tls`.
+std::string diagnosis_url_for(const std::string& listen_address, bool tls = false);
 
 int run_diagnose(const std::vector<std::string>& args);
 

@@ -2,13 +2,22 @@
 #include "daemon/http_client.hpp"
 
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "probes/linux/unique_fd.hpp"
@@ -20,18 +29,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Url {
+  bool tls = false;
   std::string host;
   std::string port;
   std::string target;
 };
 
 Expected<Url> parse_url(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.substr(0, kScheme.size()) != kScheme) return make_error("only http:// URLs are supported: " + std::string(url));
-  url.remove_prefix(kScheme.size());
+  Url out;
+  if (url.substr(0, 7) == "http://") {
+    url.remove_prefix(7);
+  } else if (url.substr(0, 8) == "https://") {
+    url.remove_prefix(8);
+    out.tls = true;
+  } else {
+    return make_error("only http:// and https:// URLs are supported: " + std::string(url));
+  }
   const std::size_t slash = url.find('/');
   std::string_view authority = url.substr(0, slash);
-  Url out;
   out.target = slash == std::string_view::npos ? "/" : std::string(url.substr(slash));
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
@@ -45,7 +60,7 @@ Expected<Url> parse_url(std::string_view url) {
     if (colon != std::string_view::npos) out.port = std::string(authority.substr(colon + 1));
   }
   if (out.host.empty()) return make_error("no host in the URL");
-  if (out.port.empty()) out.port = "80";
+  if (out.port.empty()) out.port = out.tls ? "443" : "80";
   return out;
 }
 
@@ -61,9 +76,91 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
   }
 }
 
+std::string openssl_error(const char* what) {
+  const unsigned long code = ERR_get_error();
+  char text[256] = "";
+  if (code != 0) ERR_error_string_n(code, text, sizeof text);
+  return std::string(what) + (code != 0 ? std::string(": ") + text : std::string());
+}
+
+struct SslCtxFree {
+  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+};
+struct SslFree {
+  void operator()(SSL* ssl) const { SSL_free(ssl); }
+};
+using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxFree>;
+using SslPtr = std::unique_ptr<SSL, SslFree>;
+
+// The client's TLS context: the pinned certificate as the only trust anchor, or the CA bundle,
+// or the system's.
+Expected<SslCtxPtr> client_context(const HttpClientOptions& options) {
+  SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
+  if (!ctx) return make_error(openssl_error("TLS"));
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  if (!options.pinned_certificate.empty()) {
+    std::FILE* file = std::fopen(options.pinned_certificate.c_str(), "r");
+    if (file == nullptr) return make_error(options.pinned_certificate + ": " + std::strerror(errno));
+    X509* certificate = PEM_read_X509(file, nullptr, nullptr, nullptr);
+    std::fclose(file);
+    if (certificate == nullptr) return make_error(openssl_error((options.pinned_certificate + ": no certificate").c_str()));
+    X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
+    const int added = X509_STORE_add_cert(store, certificate);
+    X509_free(certificate);
+    if (added != 1) return make_error(openssl_error("TLS: the pinned certificate"));
+    // The certificate itself is the anchor, whoever issued it.
+    X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(ctx.get()), X509_V_FLAG_PARTIAL_CHAIN);
+  } else if (!options.ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx.get(), options.ca_file.c_str(), nullptr) != 1) {
+      return make_error(openssl_error((options.ca_file + ": cannot load it as CA certificates").c_str()));
+    }
+  } else if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
+    return make_error(openssl_error("TLS: the system's CA certificates"));
+  }
+  return ctx;
+}
+
+// One OpenSSL call on the non-blocking socket, repeated as it asks until it completes, the
+// peer closes (0) or the deadline passes.
+template <class Call>
+Expected<int> tls_step(SSL* ssl, int fd, Clock::time_point deadline, const char* what, Call call) {
+  for (;;) {
+    ERR_clear_error();
+    const int n = call();
+    if (n > 0) return n;
+    const int error = SSL_get_error(ssl, n);
+    if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+      if (!wait_for(fd, error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+        return make_error(std::string(what) + ": no progress within the timeout");
+      }
+      continue;
+    }
+    if (error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && n == 0)) return 0;
+    if (error == SSL_ERROR_SSL && SSL_get_verify_result(ssl) != X509_V_OK) {
+      return make_error(std::string(what) + ": the daemon's certificate is not trusted: " +
+                        X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
+    }
+    return make_error(openssl_error(what));
+  }
+}
+
+std::string base64(std::string_view text) {
+  std::string out(4 * ((text.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return out;
+}
+
+bool is_ip_address(const std::string& host) {
+  unsigned char buffer[16];
+  return ::inet_pton(AF_INET, host.c_str(), buffer) == 1 || ::inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
 }  // namespace
 
-Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout) {
+Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout, const HttpClientOptions& options) {
   auto parsed = parse_url(url);
   if (!parsed) return parsed.error();
   const Url& u = *parsed;
@@ -100,9 +197,42 @@ Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds t
   ::freeaddrinfo(found);
   if (!socket_fd) return make_error("cannot connect to " + u.host + ":" + u.port + ": " + last_error);
 
-  const std::string request = "GET " + u.target + " HTTP/1.1\r\nHost: " + u.host + "\r\nConnection: close\r\n\r\n";
+  SslCtxPtr ctx;
+  SslPtr ssl;
+  if (u.tls) {
+    auto made = client_context(options);
+    if (!made) return made.error();
+    ctx = std::move(made).value();
+    ssl.reset(SSL_new(ctx.get()));
+    if (!ssl || SSL_set_fd(ssl.get(), socket_fd.get()) != 1) return make_error(openssl_error("TLS"));
+    if (!is_ip_address(u.host)) SSL_set_tlsext_host_name(ssl.get(), u.host.c_str());
+    // A pinned certificate is trusted whatever name it carries; otherwise the name must match.
+    if (options.pinned_certificate.empty()) {
+      if (is_ip_address(u.host)) {
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl.get()), u.host.c_str());
+      } else {
+        SSL_set1_host(ssl.get(), u.host.c_str());
+      }
+    }
+    auto handshake =
+        tls_step(ssl.get(), socket_fd.get(), deadline, "TLS handshake", [&] { return SSL_connect(ssl.get()); });
+    if (!handshake) return handshake.error();
+    if (*handshake == 0) return make_error("the daemon closed the connection during the TLS handshake");
+  }
+
+  std::string request = "GET " + u.target + " HTTP/1.1\r\nHost: " + u.host + "\r\nConnection: close\r\n";
+  if (options.basic_auth) request += "Authorization: Basic " + base64(*options.basic_auth) + "\r\n";
+  request += "\r\n";
   std::string_view unsent = request;
   while (!unsent.empty()) {
+    if (ssl) {
+      auto sent = tls_step(ssl.get(), socket_fd.get(), deadline, "TLS write",
+                           [&] { return SSL_write(ssl.get(), unsent.data(), static_cast<int>(unsent.size())); });
+      if (!sent) return sent.error();
+      if (*sent == 0) return make_error("the daemon closed the connection before the request was sent");
+      unsent.remove_prefix(static_cast<std::size_t>(*sent));
+      continue;
+    }
     if (!wait_for(socket_fd.get(), POLLOUT, deadline)) return make_error("the request could not be sent in time");
     const ssize_t n = ::send(socket_fd.get(), unsent.data(), unsent.size(), MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EINTR) return make_error(std::string("send: ") + std::strerror(errno));
@@ -112,14 +242,22 @@ Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds t
   std::string reply;
   char buffer[16384];
   for (;;) {
-    if (!wait_for(socket_fd.get(), POLLIN, deadline)) return make_error("no complete answer within the timeout");
-    const ssize_t n = ::recv(socket_fd.get(), buffer, sizeof buffer, 0);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return make_error(std::string("recv: ") + std::strerror(errno));
+    if (ssl) {
+      auto got = tls_step(ssl.get(), socket_fd.get(), deadline, "TLS read",
+                          [&] { return SSL_read(ssl.get(), buffer, sizeof buffer); });
+      if (!got) return got.error();
+      if (*got == 0) break;
+      reply.append(buffer, static_cast<std::size_t>(*got));
+    } else {
+      if (!wait_for(socket_fd.get(), POLLIN, deadline)) return make_error("no complete answer within the timeout");
+      const ssize_t n = ::recv(socket_fd.get(), buffer, sizeof buffer, 0);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) continue;
+        return make_error(std::string("recv: ") + std::strerror(errno));
+      }
+      reply.append(buffer, static_cast<std::size_t>(n));
     }
-    reply.append(buffer, static_cast<std::size_t>(n));
     if (reply.size() > kMostReply) return make_error("the answer is larger than 64 MiB");
   }
   // HTTP/1.1 200 OK\r\n...headers...\r\n\r\nbody (Connection: close: the body runs to the end).

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// A minimal HTTP/1.1 GET for `memdiagd diagnose` asking a running daemon: plain http:// URLs
-// only, one request per connection, every step bounded by one deadline (a daemon that accepts
-// and never answers must not hang the person on call).
+// A minimal HTTP/1.1 GET for `memdiagd diagnose` asking a running daemon: http:// or https://
+// (OpenSSL), with basic auth when given, one request per connection, every step bounded by one
+// deadline (a daemon that accepts and never answers must not hang the person on call).
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "probes/core/expected.hpp"
@@ -16,8 +17,22 @@ struct HttpReply {
   std::string body;
 };
 
-// GET `url` ("http://HOST:PORT/PATH?QUERY"; HOST may be a name, an IPv4 or a [v6] address).
-// Errors: a malformed URL, no connection, the deadline passed, a malformed reply.
-Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout);
+struct HttpClientOptions {
+  // "user:password": sent as basic auth.
+  std::optional<std::string> basic_auth;
+  // https: trust exactly this certificate (PEM; its first certificate), such as the daemon's own
+  // cert_file read from its web config on the same node. It is that certificate or nothing, so
+  // no CA and no host name are checked (the daemon is asked at a loopback address).
+  std::string pinned_certificate;
+  // https without a pinned certificate: the CA bundle (PEM) to verify the daemon against, else
+  // the system's; the host name is checked.
+  std::string ca_file;
+};
+
+// GET `url` ("http[s]://HOST:PORT/PATH?QUERY"; HOST may be a name, an IPv4 or a [v6] address).
+// Errors: a malformed URL, no connection, a certificate not trusted, the deadline passed, a
+// malformed reply.
+Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout,
+                             const HttpClientOptions& options = {});
 
 }  // namespace memdiag

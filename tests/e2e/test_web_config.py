@@ -10,6 +10,7 @@ Certificates are made with the openssl command; bcrypt hashes with libxcrypt thr
 import base64
 import ctypes
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -648,6 +649,68 @@ class Reload(unittest.TestCase):
             wait_until(lambda: common_name() == "server-2", 5, "the new certificate served")
             self.assertEqual(get(d.port, conn=kept).status, 200)  # the open connection goes on
             kept.close()
+
+
+class Diagnose(unittest.TestCase):
+    """`memdiagd diagnose` with the daemon's own config when web security is on: it speaks TLS,
+    trusting the certificate the daemon's web config names, and sends basic auth from a file or
+    MEMDIAG_BASIC_AUTH; it says why when the daemon refuses it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.port = harness.free_port()
+        cls.web_file = os.path.join(CERTS, "web-diagnose-%d.yml" % os.getpid())
+        harness.write(cls.web_file, TLS_SECTION + users((USER, HASH)))
+        cls.config = os.path.join(CERTS, "memdiagd-diagnose-%d.yaml" % os.getpid())
+        harness.write(cls.config, 'web:\n  listen_address: "127.0.0.1:%d"\n  config_file: %s\n'
+                      % (cls.port, os.path.basename(cls.web_file)))
+        cls.d = Daemon("--config", cls.config, port=cls.port, listen_flag=False)
+        wait_serving(cls.d, tls=client_context(CERTS), auth=(USER, PASSWORD))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.close()
+        for f in (cls.web_file, cls.config):
+            os.unlink(f)
+
+    def diagnose(self, *args, env=None):
+        return subprocess.run([harness.MEMDIAGD, "diagnose", "--config", self.config, "--format", "json",
+                               "--timeout", "5s", *args], capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, **(env or {})))
+
+    def test_credentials_from_the_environment_over_tls(self):
+        out = self.diagnose(env={"MEMDIAG_BASIC_AUTH": "%s:%s" % (USER, PASSWORD)})
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
+        self.assertEqual(out.stderr, "")
+
+    def test_credentials_from_a_file(self):
+        path = os.path.join(CERTS, "auth-%d" % os.getpid())
+        harness.write(path, "%s:%s\n" % (USER, PASSWORD))
+        self.addCleanup(os.unlink, path)
+        out = self.diagnose("--basic-auth-file", path)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
+
+    def test_without_or_with_wrong_credentials_it_says_why(self):
+        out = self.diagnose("--duration", "1s")  # --duration: samples locally, asks no one
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")
+        out = self.diagnose()
+        self.assertIn("answered 401", out.stderr)
+        self.assertIn("--basic-auth-file FILE or MEMDIAG_BASIC_AUTH", out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")  # it sampled the node itself
+        out = self.diagnose(env={"MEMDIAG_BASIC_AUTH": "%s:wrong" % USER})
+        self.assertIn("the user and password were refused", out.stderr)
+
+    def test_a_ca_that_did_not_sign_the_daemons_certificate_is_refused(self):
+        out = self.diagnose("--ca-file", os.path.join(CERTS, "rogue-ca.crt"),
+                            env={"MEMDIAG_BASIC_AUTH": "%s:%s" % (USER, PASSWORD)})
+        self.assertIn("not trusted", out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")
+        out = self.diagnose("--ca-file", os.path.join(CERTS, "ca.crt"), "--url",
+                            "https://localhost:%d/api/v1/diagnosis" % self.port,
+                            env={"MEMDIAG_BASIC_AUTH": "%s:%s" % (USER, PASSWORD)})
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
 
 
 class CheckConfig(unittest.TestCase):
