@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import socket
 import subprocess
 import sys
@@ -91,16 +92,60 @@ class BusyNode:
                     time.sleep(0.1)
 
 
-def measure(argv, port, settle):
+def scrape_bytes(port, gzip):
+    """The body's size on the wire of one scrape, plain or asking for gzip."""
+    request = urllib.request.Request("http://127.0.0.1:%d/metrics" % port,
+                                     headers={"Accept-Encoding": "gzip"} if gzip else {})
+    with urllib.request.urlopen(request, timeout=10) as r:
+        body = r.read()
+        return len(body), r.headers.get("Content-Encoding") == "gzip"
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def scrape_costs(proc, port, rounds=3, seconds=10):
+    """Plain and gzip scrapes once a second, in alternating windows of `seconds`: bytes per scrape
+    and the process's CPU per window (which holds its sampling too: the difference between the two
+    kinds of window is what gzip costs). Medians over `rounds`."""
+    result = {}
+    for gzip in (False, True) * rounds:
+        start = cpu_seconds(proc.pid)
+        sizes, encoded = [], False
+        for _ in range(seconds):
+            size, encoded = scrape_bytes(port, gzip)
+            sizes.append(size)
+            time.sleep(1)
+        result.setdefault(gzip, {"bytes": [], "cpu": [], "encoded": encoded})
+        result[gzip]["bytes"].append(statistics.median(sizes))
+        result[gzip]["cpu"].append((cpu_seconds(proc.pid) - start) / seconds)
+    return {k: {"bytes": statistics.median(v["bytes"]), "cpu_per_second": statistics.median(v["cpu"]),
+                "encoded": v["encoded"]} for k, v in result.items()}
+
+
+def measure(argv, port, settle, costs=False):
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         scrape(port)
         time.sleep(settle)
         text = scrape(port)
-        return text
+        return text, scrape_costs(proc, port) if costs else None
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
+
+
+def print_costs(name, costs):
+    plain, gzipped = costs[False], costs[True]
+    print("%s, one scrape a second: plain %.0f kB, gzip %.0f kB (%s, %.2fx the bytes); process CPU "
+          "%.1f ms/s with plain scrapes, %.1f ms/s with gzip ones (+%.2f ms per scrape)" %
+          (name, plain["bytes"] / 1000, gzipped["bytes"] / 1000,
+           "gzip sent" if gzipped["encoded"] else "NOT gzipped", gzipped["bytes"] / plain["bytes"],
+           plain["cpu_per_second"] * 1000, gzipped["cpu_per_second"] * 1000,
+           (gzipped["cpu_per_second"] - plain["cpu_per_second"]) * 1000))
 
 
 def main():
@@ -109,6 +154,8 @@ def main():
     ap.add_argument("--config", default=os.path.join(REPO, "deploy", "memdiagd.yaml"))
     ap.add_argument("--cgroups", type=int, default=2000)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--gzip", action="store_true",
+                    help="also measure bytes and CPU per scrape plain and gzipped, memdiagd and node_exporter alike")
     args = ap.parse_args()
     if os.geteuid() != 0 or not os.path.isdir(V1):
         sys.exit("needs root and %s" % V1)
@@ -117,12 +164,13 @@ def main():
         processes = len([p for p in os.listdir("/proc") if p.isdigit()])
         all_cgroups = sum(1 for _ in os.walk(V1))
         port = free_port()
-        ours = measure([args.memdiagd, "--config", args.config, "--web.listen-address", "127.0.0.1:%d" % port],
-                       port, settle=8)
+        ours, our_costs = measure([args.memdiagd, "--config", args.config, "--web.listen-address",
+                                   "127.0.0.1:%d" % port], port, settle=8, costs=args.gzip)
         theirs = None
         if shutil.which("prometheus-node-exporter"):
             port = free_port()
-            theirs = measure(["prometheus-node-exporter", "--web.listen-address=127.0.0.1:%d" % port], port, settle=1)
+            theirs, their_costs = measure(["prometheus-node-exporter", "--web.listen-address=127.0.0.1:%d" % port],
+                                          port, settle=1, costs=args.gzip)
     finally:
         node.close()
     counts = families(ours)
@@ -133,6 +181,10 @@ def main():
     if theirs is not None:
         print("node_exporter 1.5 (default collectors): %d samples per scrape, %.0f kB" %
               (sum(families(theirs).values()), len(theirs.encode()) / 1000))
+    if args.gzip:
+        print_costs("memdiagd", our_costs)
+        if theirs is not None:
+            print_costs("node_exporter", their_costs)
     print("\nmemdiagd families by samples:")
     for name, n in counts.most_common(args.top):
         print("  %6d  %s" % (n, name))
