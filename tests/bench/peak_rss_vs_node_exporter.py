@@ -32,6 +32,20 @@ def status_kib(pid, field):
     raise RuntimeError(f"no {field} for {pid}")
 
 
+def rollup_kib(pid):
+    """Pss, Private (clean + dirty) and the file-backed share of Rss, from smaps_rollup: what the
+    process costs the node beyond the shared library pages RSS counts in full."""
+    fields = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                fields[parts[0][:-1]] = int(parts[1])
+    return {"Pss": fields.get("Pss", 0),
+            "Private": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0),
+            "Rss file": fields.get("Rss", 0) - fields.get("Anonymous", 0)}
+
+
 def children_of(pid):
     """(pid, argv, VmHWM KiB, VmRSS KiB) of the live children of pid."""
     out = []
@@ -71,6 +85,7 @@ def main():
                 t.scrape()
         time.sleep(args.settle)
         figures = {t.name: (status_kib(t.proc.pid, "VmHWM"), status_kib(t.proc.pid, "VmRSS")) for t in targets}
+        rollups = {t.name: rollup_kib(t.proc.pid) for t in targets}
         children = children_of(next(t for t in targets if t.name == "memdiagd").proc.pid)
         # Which sources ran: a peak measured with an eBPF source that failed to load says nothing.
         body = next(t for t in targets if t.name == "memdiagd").scrape().decode()
@@ -83,6 +98,9 @@ def main():
     print(f"after {args.scrapes} scrapes each (+{args.settle:g} s), MiB   memdiagd  node_exporter  ratio")
     print(f"VmHWM (peak)                          {m_hwm / 1024:8.1f}  {n_hwm / 1024:13.1f}  {m_hwm / n_hwm:.3f}")
     print(f"VmRSS                                 {m_rss / 1024:8.1f}  {n_rss / 1024:13.1f}  {m_rss / n_rss:.3f}")
+    for field in ("Pss", "Private", "Rss file"):
+        m, n = rollups["memdiagd"][field], rollups["node_exporter"][field]
+        print(f"{field + ' (smaps_rollup)':<38}{m / 1024:8.1f}  {n / 1024:13.1f}  {m / n if n else 0:.3f}")
     print(f"peak under half of node_exporter's: {'yes' if m_hwm * 2 < n_hwm else 'NO'}")
     print("memdiagd's sources up (1) or not (0): " + ", ".join(up))
     # Not in memdiagd's figures, and said here so nobody mistakes them for gone: the canary's
