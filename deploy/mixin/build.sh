@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Writes the files generated from the mixin (Debian's jsonnet): the alerting and recording rules
-# that deploy/prometheus/ ships. With --check it writes nothing and fails when a checked-in file
-# differs from what the mixin generates (a ctest runs it, so they cannot drift).
+# that deploy/prometheus/ ships and the dashboards of deploy/grafana/ (JSON, 2-space indent, keys
+# sorted). With --check it writes nothing and fails when a checked-in file differs from what the
+# mixin generates (a ctest runs it, so they cannot drift).
 #   deploy/mixin/build.sh [--check]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/../prometheus"
+grafana="$here/../grafana"
 check=false
 case "${1:-}" in --check) check=true ;; "") ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
 command -v jsonnet >/dev/null || { echo "build.sh: jsonnet is not installed (deploy/install-deps.sh --test)" >&2; exit 1; }
@@ -27,6 +29,23 @@ for spec in "prometheusAlerts|memdiag-alerts.yml|memdiag's alerting rules; their
     printf '%s\n' "$text" > "$out/$file"
   fi
 done
+# Each dashboard, as Grafana imports it.
+names=$(jsonnet -J "$here" -S -e "std.join('\n', std.objectFields((import 'mixin.libsonnet').grafanaDashboards))")
+$check || mkdir -p "$grafana"
+for name in $names; do
+  text=$(jsonnet -J "$here" -e "(import 'mixin.libsonnet').grafanaDashboards['$name']" \
+         | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), indent=2, ensure_ascii=False))')
+  if $check; then
+    [[ -f "$grafana/$name" && "$text" == "$(cat "$grafana/$name")" ]] || stale+=("deploy/grafana/$name")
+  else
+    printf '%s\n' "$text" > "$grafana/$name"
+  fi
+done
+if $check; then
+  for file in "$grafana"/*.json; do
+    grep -qx "$(basename "$file")" <<<"$names" || stale+=("deploy/grafana/$(basename "$file") (not in the mixin)")
+  done
+fi
 if ((${#stale[@]})); then
   echo "build.sh: out of date with deploy/mixin: ${stale[*]} (run deploy/mixin/build.sh)" >&2
   exit 1

@@ -18,5 +18,10 @@
     // Where the runbooks are served: docs/runbooks/ of this repository. Point it at your copy.
     runbookURLBase: 'https://github.com/memdiag/memdiag/blob/main/docs/runbooks/',
     runbookURL(page, alert):: self.runbookURLBase + page + '.md#' + std.asciiLower(alert),
+    // What every dashboard shares: its tags (the dashboards link to each other by tag), how
+    // often it refreshes, and the time range it opens with.
+    dashboardTags: ['memdiag'],
+    dashboardRefresh: '30s',
+    dashboardPeriod: 'now-6h',
   },
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // memdiag's monitoring mixin, as node-mixin and kubernetes-mixin are built: the alerting and
-// recording rules from one source with the selector, thresholds and runbook location in
-// _config (config.libsonnet). deploy/mixin/build.sh writes the files deploy/prometheus/ ships.
+// recording rules and the Grafana dashboards from one source, with the selector, thresholds,
+// runbook location and dashboard settings in _config (config.libsonnet). deploy/mixin/build.sh
+// writes the files deploy/prometheus/ and deploy/grafana/ ship.
 (import 'config.libsonnet') +
 (import 'alerts.libsonnet') +
-(import 'rules.libsonnet')
+(import 'rules.libsonnet') +
+(import 'dashboards.libsonnet')
