@@ -2,6 +2,7 @@
 #include "daemon/diagnose_command.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -268,6 +269,8 @@ int run_diagnose(const std::vector<std::string>& args) {
 
   std::chrono::milliseconds local_duration = options->duration.value_or(kDefaultLocalDuration);
   if (!options->duration) {
+    // A daemon that closes a TLS connection under OpenSSL's write must not kill this process.
+    std::signal(SIGPIPE, SIG_IGN);
     auto client = client_for(*config, *options);
     if (!client) {
       std::fprintf(stderr, "memdiagd diagnose: %s\n", client.error().message.c_str());
