@@ -31,8 +31,8 @@ test_packages=(
   # the Windows build and its tests under wine (windows/cross: dpkg-source unpacks the
   # third-party libraries' Debian source packages)
   g++-mingw-w64-x86-64-posix wine64 dpkg-dev
-  # systemd-analyze verifies the shipped unit (tests/e2e/test_deploy.py)
-  systemd
+  # systemd-analyze verifies the shipped unit (tests/e2e/test_deploy.py), its man: page with man-db
+  systemd man-db
   # the daemon without CAP_BPF/CAP_PERFMON, its bpf() calls counted (tests/e2e/test_bpf_privileges.py)
   libcap2-bin strace
   # the status page rendered in a headless browser (tests/e2e/test_status_page.py)

@@ -78,7 +78,8 @@ class DiagnoseTest(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("(local)", out.stdout)
             self.assertNotIn("no diagnosis from", out.stderr)
-            self.assertGreater(time.monotonic() - started, 0.9, "--duration %s sampled for less than 1 s" % duration)
+            # Sampled for about a second (its last sample comes just before the end), not 1 ms.
+            self.assertGreater(time.monotonic() - started, 0.5, "--duration %s did not sample for 1 s" % duration)
 
     def test_a_daemon_that_never_answers_does_not_hang_it(self):
         # Listening, never accepting: the kernel completes the connection, and nothing answers.

@@ -204,7 +204,9 @@ class Package(unittest.TestCase):
             verified = os.path.join(self.tmp.name, "memdiagd.service")
             with open(verified, "w") as f:
                 f.write(unit.replace("/usr/bin/memdiagd", binary).replace(CONFIG, root + CONFIG))
-            rc, out, err = tool("systemd-analyze", "verify", verified)
+            # Its Documentation= names man:memdiagd(8), which verify looks up: in the scratch root.
+            rc, out, err = tool("systemd-analyze", "verify", verified,
+                                env=dict(os.environ, MANPATH=root + "/usr/share/man"))
             self.assertEqual((rc, out + err), (0, ""))
 
         # Removal keeps the config (and an enabled unit's links); purge deletes both.
