@@ -7,6 +7,7 @@ derives its anchors); the README stays a front page (at most 400 lines); the con
 lists every key of the example configs, so a key added to the daemon's config cannot go
 undocumented; the generated parts (docs/metrics.md, the alert table) match the code and the
 rules; and every alert has a summary, a description and a runbook page with its heading."""
+import functools
 import os
 import re
 import subprocess
@@ -46,6 +47,7 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
+@functools.lru_cache(maxsize=None)
 def anchors(path):
     with open(path, encoding="utf-8") as f:
         text = FENCE.sub("", f.read())
