@@ -136,8 +136,11 @@ Status ProcessSource::sample(Snapshot& out) {
     // Paced by the CPU the scan cost, not its wall time: a scan that sat blocked on a
     // process's mmap_lock for minutes cost next to nothing, and must not stop scanning for
     // 100 times as long. Capped, so a slow scan never leaves the section hours old.
+    // The first scan is not paced by (see the header).
+    const double paced_cpu_seconds = collected_any_ ? worker_->paced_cpu_seconds : 0.0;
+    collected_any_ = true;
     const std::chrono::duration<double> pause = std::min<std::chrono::duration<double>>(
-        std::chrono::duration<double>(worker_->paced_cpu_seconds * kScanCostFactor), kMaxPause);
+        std::chrono::duration<double>(paced_cpu_seconds * kScanCostFactor), kMaxPause);
     next_scan_at_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(pause);
     if (scanned) {
       scanned->scan_cpu_seconds = worker_->cpu_seconds;

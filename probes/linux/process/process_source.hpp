@@ -14,7 +14,11 @@
 // eBPF iterator but ~0.4 s with /proc on a node with 2,000 processes of 200 mappings. After a
 // scan that cost C of the worker's CPU time, the next one starts no sooner than 100 x C after it
 // was collected (1% of a CPU at most; at most kMaxPause), and the samples in between carry the
-// last scan's section (`scanned_at` says when it was taken).
+// last scan's section (`scanned_at` says when it was taken). Except after the first scan: it
+// pays once for what later scans reuse (the eBPF scanner's first walk of the cgroup tree and
+// its inotify watches: 47 ms on a host whose memory root had seen thousands of cgroups come and
+// go, against 0.2 ms for the scans after it), so pacing by it would leave the process section
+// seconds old just after start.
 #pragma once
 
 #include <chrono>
@@ -70,6 +74,7 @@ class ProcessSource final : public Source {
   std::optional<ProcessMemorySection> last_memory_;  // the same scan's OS-neutral view
   std::optional<Error> last_failure_;      // the last scan failed: the source is down until one succeeds
   std::chrono::steady_clock::time_point next_scan_at_{};
+  bool collected_any_ = false;             // a scan was collected: the next ones are paced
   std::string census_degraded_;            // the census's degraded() after the last collected scan
   bool stuck_ = false;                     // a scan has run past waits_.stuck and is still running
 };
