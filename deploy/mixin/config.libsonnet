@@ -6,6 +6,9 @@
     // The scrape job's selector: the alerts that fire when memdiag cannot be scraped read `up`
     // with it (the daemon's own series are named memdiag_* and need none).
     memdiagSelector: 'job="memdiag"',
+    // The label that tells clusters apart when one Prometheus (or a federation) holds several;
+    // the recording rules keep it through every aggregation, and a fleet without it loses nothing.
+    clusterLabel: 'cluster',
     // How long memdiag may be unscrapable, or have no target at all, before it alerts.
     memdiagDownFor: '5m',
     memdiagAbsentFor: '15m',

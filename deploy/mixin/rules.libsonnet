@@ -6,7 +6,9 @@
 // `promtool check rules` and `promtool test rules memdiag-recording.test.yml` pass (tests/e2e).
 //
 // Names are level:metric:operation, all under `memdiag:` so they never clash with what the
-// daemon exports. Per-node records keep the job and instance labels; the fleet totals keep job.
+// daemon exports. Per-node records keep the job and instance labels; the fleet totals keep job;
+// every record keeps the cluster label (_config.clusterLabel) where the targets have one, so a
+// dashboard's cluster variable selects them directly.
 //
 // A workload's identity across nodes is the `workload` label, from the identity labels the
 // daemon puts on every per-cgroup series (docs/sources.md, cgroup): `unit/<unit>` for a
@@ -41,16 +43,16 @@
           // job: 0, not nothing, when none stalls.
           {
             record: 'memdiag:nodes_stalling:count',
-            expr: 'sum by (job) (memdiag:node_stall_level:max5m >= bool 2)',
+            expr: 'sum by (%(clusterLabel)s, job) (memdiag:node_stall_level:max5m >= bool 2)' % $._config,
           },
           {
             record: 'memdiag:nodes:count',
-            expr: 'count by (job) (memdiag:node_stall_level:max5m)',
+            expr: 'count by (%(clusterLabel)s, job) (memdiag:node_stall_level:max5m)' % $._config,
           },
           // How many nodes each reason holds on.
           {
             record: 'memdiag:nodes_by_stall_reason:count',
-            expr: 'count by (job, reason) (memdiag:node_stall_reason:max5m)',
+            expr: 'count by (%(clusterLabel)s, job, reason) (memdiag:node_stall_reason:max5m)' % $._config,
           },
           // Memory PSI per node as stall seconds per second over a minute (kind some and full).
           {
@@ -61,7 +63,7 @@
           // limit is exported).
           {
             record: 'memdiag:node_cgroups_stalling:count',
-            expr: 'sum by (job, instance) (memdiag_cgroup_stall_level >= bool 2)',
+            expr: 'sum by (%(clusterLabel)s, job, instance) (memdiag_cgroup_stall_level >= bool 2)' % $._config,
           },
           // OOM kills per node in 10 minutes (vmstat oom_kill: every kill, with or without eBPF).
           {
@@ -71,7 +73,7 @@
           // Sources down per node (0 when all are up).
           {
             record: 'memdiag:node_sources_down:count',
-            expr: 'sum by (job, instance) (memdiag_source_up == bool 0)',
+            expr: 'sum by (%(clusterLabel)s, job, instance) (memdiag_source_up == bool 0)' % $._config,
           },
           // --- overcommit and memory per node (the names Linux and Windows share) ---
           {
@@ -80,7 +82,7 @@
           },
           {
             record: 'memdiag:nodes_overcommit_risk:count',
-            expr: 'sum by (job) (memdiag:node_overcommit_risk_level:max5m >= bool 2)',
+            expr: 'sum by (%(clusterLabel)s, job) (memdiag:node_overcommit_risk_level:max5m >= bool 2)' % $._config,
           },
           {
             record: 'memdiag:node_memory_available:ratio',
@@ -108,15 +110,15 @@
             record: 'memdiag:cgroup_contribution_ratio:workload',
             expr: |||
               memdiag_cgroup_contribution_ratio
-                * on (job, instance, cgroup) group_left (role, scope, workload) memdiag:cgroup_pressure_role:workload
-            |||,
+                * on (%(clusterLabel)s, job, instance, cgroup) group_left (role, scope, workload) memdiag:cgroup_pressure_role:workload
+            ||| % $._config,
           },
           {
             record: 'memdiag:cgroup_relief_bytes:workload',
             expr: |||
               memdiag_cgroup_relief_bytes
-                * on (job, instance, cgroup) group_left (role, scope, workload) memdiag:cgroup_pressure_role:workload
-            |||,
+                * on (%(clusterLabel)s, job, instance, cgroup) group_left (role, scope, workload) memdiag:cgroup_pressure_role:workload
+            ||| % $._config,
           },
           // Every cgroup judged as a scope, its stall level with its workload.
           {
@@ -135,25 +137,25 @@
           // stopping it everywhere would free.
           {
             record: 'memdiag:workload_nodes:count',
-            expr: 'count by (job, workload, role) (count by (job, instance, workload, role) (memdiag:cgroup_pressure_role:workload))',
+            expr: 'count by (%(clusterLabel)s, job, workload, role) (count by (%(clusterLabel)s, job, instance, workload, role) (memdiag:cgroup_pressure_role:workload))' % $._config,
           },
           {
             record: 'memdiag:workload_contribution_ratio:sum',
-            expr: 'sum by (job, workload, role) (memdiag:cgroup_contribution_ratio:workload)',
+            expr: 'sum by (%(clusterLabel)s, job, workload, role) (memdiag:cgroup_contribution_ratio:workload)' % $._config,
           },
           {
             record: 'memdiag:workload_relief_bytes:sum',
-            expr: 'sum by (job, workload) (memdiag:cgroup_relief_bytes:workload{role="contributor"})',
+            expr: 'sum by (%(clusterLabel)s, job, workload) (memdiag:cgroup_relief_bytes:workload{role="contributor"})' % $._config,
           },
           // The worst stall level of a workload's own cgroups, and on how many nodes it stalls at
           // medium or worse.
           {
             record: 'memdiag:workload_cgroup_stall_level:max',
-            expr: 'max by (job, workload) (memdiag:cgroup_stall_level:workload)',
+            expr: 'max by (%(clusterLabel)s, job, workload) (memdiag:cgroup_stall_level:workload)' % $._config,
           },
           {
             record: 'memdiag:workload_stalling_nodes:count',
-            expr: 'count by (job, workload) (count by (job, instance, workload) (memdiag:cgroup_stall_level:workload >= 2))',
+            expr: 'count by (%(clusterLabel)s, job, workload) (count by (%(clusterLabel)s, job, instance, workload) (memdiag:cgroup_stall_level:workload >= 2))' % $._config,
           },
         ],
       },
