@@ -24,11 +24,12 @@ sockaddr_un address_of(const std::string& path) {
   return address;
 }
 
-// Whether a process accepts connections on the socket at `path` (a running daemon).
+// Whether a process listens on the socket at `path` (a running daemon). Non-blocking, so a
+// listener whose backlog is full (EAGAIN) counts as one instead of stalling the start.
 bool someone_listens(const sockaddr_un& address) {
-  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!probe) return false;
-  return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 || errno == EAGAIN;
 }
 
 }  // namespace
