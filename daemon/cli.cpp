@@ -7,7 +7,8 @@ namespace memdiag {
 
 std::string usage_text() {
   return "usage: memdiagd [--config FILE] [--web.listen-address HOST:PORT] [--web.config.file FILE]\n"
-         "                [--path.procfs DIR] [--path.sysfs DIR] [--log.level LEVEL] [--log.file FILE]\n"
+         "                [--web.unix-socket PATH] [--path.procfs DIR] [--path.sysfs DIR] [--log.level LEVEL]\n"
+         "                [--log.file FILE]\n"
          "       memdiagd.exe [--console] [options as above] (Windows: a service unless --console)\n"
          "       memdiagd --check-config --config FILE\n"
          "       memdiagd --once [--config FILE] [--path.procfs DIR]\n"
@@ -19,6 +20,8 @@ std::string usage_text() {
          "  --web.listen-address H:P      where /metrics and /healthz are served (default 0.0.0.0:9842)\n"
          "  --web.config.file FILE        TLS, basic auth and headers (the Prometheus exporter-toolkit's\n"
          "                                web config format); re-read when it changes\n"
+         "  --web.unix-socket PATH        also serve on this Unix socket, to root only (mode 0600), without\n"
+         "                                TLS or basic auth (\"\": none; Linux)\n"
          "  --path.procfs DIR             procfs root (default /proc)\n"
          "  --path.sysfs DIR              sysfs root (default /sys)\n"
          "  --log.level LEVEL             trace|debug|info|warn|error|critical|off\n"
@@ -38,7 +41,7 @@ Expected<CliOptions> parse_cli(const std::vector<std::string>& args) {
   };
   static const ValueFlag kValueFlags[] = {
       {"--config", &CliOptions::config_path},        {"--web.listen-address", &CliOptions::listen_address},
-      {"--web.config.file", &CliOptions::web_config_file},
+      {"--web.config.file", &CliOptions::web_config_file}, {"--web.unix-socket", &CliOptions::unix_socket},
       {"--path.procfs", &CliOptions::procfs},        {"--path.sysfs", &CliOptions::sysfs},
       {"--log.level", &CliOptions::log_level},      {"--log.file", &CliOptions::log_file},
   };
@@ -92,6 +95,10 @@ ConfigResult apply_cli_overrides(Config config, const CliOptions& options) {
     config.listen_address = *options.listen_address;
   }
   if (options.web_config_file) config.web_config_file = *options.web_config_file;  // loaded and checked apart
+  if (options.unix_socket) {
+    if (auto st = check_unix_socket_path(*options.unix_socket); !st) return refuse("--web.unix-socket", st.error());
+    config.unix_socket = *options.unix_socket;
+  }
   if (options.procfs) {
     if (auto st = check_directory_path(*options.procfs); !st) return refuse("--path.procfs", st.error());
     config.paths.procfs = *options.procfs;

@@ -15,6 +15,7 @@ struct CliOptions {
   std::optional<std::string> config_path;
   std::optional<std::string> listen_address;
   std::optional<std::string> web_config_file;  // --web.config.file (empty: none, over the config's)
+  std::optional<std::string> unix_socket;      // --web.unix-socket (empty: none, over the config's)
   std::optional<std::string> procfs;
   std::optional<std::string> sysfs;
   std::optional<std::string> log_level;

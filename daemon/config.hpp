@@ -30,6 +30,10 @@ struct Config {
   // none, plain HTTP for anyone (the default). Relative to the config file's directory when
   // given there, to the working directory when given as --web.config.file.
   std::string web_config_file;
+  // A Unix domain socket serving the same endpoints to local root only (mode 0600, the peer's uid
+  // checked), without the web config's TLS and basic auth; empty: none (the built-in default).
+  // Linux only.
+  std::string unix_socket;
   KernelPaths paths;
   std::chrono::milliseconds interval{1000};
   std::size_t ring = 300;

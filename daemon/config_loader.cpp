@@ -127,7 +127,13 @@ class Loader {
 
   void load_web(const YAML::Node& node, Config& config) const {
     expect_map(node, "web");
-    for_each_key(node, "web", {"listen_address", "config_file"}, [&](const std::string& key, const YAML::Node& value) {
+    for_each_key(node, "web", {"listen_address", "config_file", "unix_socket"},
+                 [&](const std::string& key, const YAML::Node& value) {
+      if (key == "unix_socket") {
+        config.unix_socket = scalar(value, "web.unix_socket");
+        check(check_unix_socket_path(config.unix_socket), value, "web.unix_socket");
+        return;
+      }
       if (key == "config_file") {
         // Checked with the rest of the config by whoever loads it (load_web_security), so
         // that its own errors name its own file and line.

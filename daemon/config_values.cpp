@@ -93,6 +93,20 @@ Status check_directory_path(std::string_view path) {
   return Ok{};
 }
 
+Status check_unix_socket_path(std::string_view path) {
+  if (path.empty()) return Ok{};
+  // Relative to what? The daemon's working directory is "/" under systemd and anything by hand,
+  // and diagnose must find the same file from wherever it runs.
+  if (path.front() != '/') return make_error("expected an absolute path, got '" + std::string(path) + "'");
+  if (path.find('\0') != std::string_view::npos) return make_error("a path cannot hold a NUL byte");
+  if (path.back() == '/') return make_error("names a directory, not a socket file: '" + std::string(path) + "'");
+  if (path.size() > kMaxUnixSocketPath) {
+    return make_error("longer than a Unix socket address holds (" + std::to_string(kMaxUnixSocketPath) + " bytes), got " +
+                      std::to_string(path.size()));
+  }
+  return Ok{};
+}
+
 Status check_interval(std::chrono::milliseconds interval) {
   if (interval < kMinInterval || interval > kMaxInterval) {
     return make_error("must be between 100ms and 1h, got " + std::to_string(interval.count()) + "ms");

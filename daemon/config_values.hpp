@@ -29,6 +29,13 @@ Status check_log_level(std::string_view level);
 
 Status check_directory_path(std::string_view path);
 
+// sockaddr_un's sun_path holds 108 bytes on Linux (and Windows' afunix.h), the terminating NUL
+// among them.
+inline constexpr std::size_t kMaxUnixSocketPath = 107;
+
+// web.unix_socket: empty (none), or an absolute path that fits sun_path.
+Status check_unix_socket_path(std::string_view path);
+
 inline constexpr std::chrono::milliseconds kMinInterval{100};
 inline constexpr std::chrono::milliseconds kMaxInterval{3600 * 1000};
 // A snapshot of the node sources is ~4 KiB: 3600 of them (an hour at 1 s) is ~15 MiB.

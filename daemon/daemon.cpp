@@ -9,6 +9,7 @@
 
 #include "daemon/build_info.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/local_http_server.hpp"
 #ifndef _WIN32
 #include "daemon/http/gzip_cache.hpp"
 #endif
@@ -56,6 +57,38 @@ std::unique_ptr<HttpServer> move_listener(std::unique_ptr<HttpServer> current, c
   spdlog::critical("cannot listen on {} again either: {}; serving nothing until the next reload", old_address,
                    back.error().message);
   return nullptr;
+}
+
+// The Unix socket of web.unix_socket, started at `path` ("": none). Its failure is logged, not
+// fatal: the network listener is what the daemon is for, and diagnose falls back to it.
+std::unique_ptr<LocalHttpServer> start_local(const std::string& path, const HttpServer::Handlers& handlers,
+                                             const std::string& why) {
+  if (path.empty()) return nullptr;
+  auto local = LocalHttpServer::start(path, handlers);
+  if (!local) {
+    spdlog::error("{}: {}; serving on the network listener only", why, local.error().message);
+    return nullptr;
+  }
+  spdlog::info("serving on unix:{} (root only, no TLS or basic auth)", path);
+  return std::move(local).value();
+}
+
+// Follows web.unix_socket on a reload: a new path is bound before the old socket is removed, and
+// the old one is kept if the new one cannot be made; the same path keeps its socket.
+std::unique_ptr<LocalHttpServer> move_local(std::unique_ptr<LocalHttpServer> current, const std::string& next_path,
+                                            const HttpServer::Handlers& handlers, const std::string& why) {
+  if (current && current->path() == next_path) return current;
+  if (next_path.empty()) {
+    if (current) spdlog::info("{}: no longer serving on unix:{}", why, current->path());
+    return nullptr;
+  }
+  auto moved = LocalHttpServer::start(next_path, handlers);
+  if (!moved) {
+    spdlog::error("{}: {}{}", why, moved.error().message, current ? "; keeping unix:" + current->path() : "");
+    return current;
+  }
+  spdlog::info("now serving on unix:{} (root only, no TLS or basic auth)", next_path);
+  return std::move(moved).value();
 }
 
 }  // namespace
@@ -167,6 +200,7 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
     return 1;
   }
   std::unique_ptr<HttpServer> server = std::move(http).value();
+  std::unique_ptr<LocalHttpServer> local = start_local(config.unix_socket, handlers, "web.unix_socket");
   if (hooks.on_sample || hooks.posture_after_sample) {
     sampler.set_on_sample([&hooks, &collector](const Snapshot& snapshot) {
       if (hooks.posture_after_sample) collector.set_posture(hooks.posture_after_sample(snapshot));
@@ -212,13 +246,18 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
       server = move_listener(std::move(server), wanted_address, handlers, web, event.what);
     }
     next.listen_address = server ? server->listen_address() : wanted_address;
+    const std::string wanted_socket = next.unix_socket;
+    local = move_local(std::move(local), wanted_socket, handlers, event.what);
+    next.unix_socket = local ? local->path() : "";
     set_log_level(next.log_level);
     store.set_ring_capacity(next.ring);
     sampler.reconfigure(plan_sources(config, next), next.interval);
     sampler.set_diagnosis(next.diagnosis);
     config = std::move(next);
-    spdlog::info("{}: reloaded {}{}", event.what, config.file,
-                 server && server->listen_address() == wanted_address ? "" : " (except web.listen_address)");
+    const bool address_taken = server && server->listen_address() == wanted_address;
+    const bool socket_taken = config.unix_socket == wanted_socket;
+    spdlog::info("{}: reloaded {}{}{}", event.what, config.file, address_taken ? "" : " (except web.listen_address)",
+                 socket_taken ? "" : " (except web.unix_socket)");
   };
 
   for (;;) {
@@ -234,6 +273,7 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
   }
 
   server.reset();  // stop answering before the snapshot store goes away
+  local.reset();   // and remove the socket file
   if (!sampler.stop(std::chrono::milliseconds(3000))) {
     // The sampler thread is blocked in a kernel read and would use this stack frame's objects
     // if it ever returned: leave without unwinding, and say with the exit code it was forced.

@@ -124,13 +124,16 @@ int replay(const Config& config, const DiagnoseOptions& options) {
 }  // namespace
 
 std::string diagnose_usage() {
-  return "usage: memdiagd diagnose [--url URL] [--config FILE] [--duration DURATION] [--format text|json]\n"
-         "                         [--basic-auth-file FILE] [--ca-file FILE]\n"
+  return "usage: memdiagd diagnose [--url URL | --socket PATH] [--config FILE] [--duration DURATION]\n"
+         "                         [--format text|json] [--basic-auth-file FILE] [--ca-file FILE]\n"
          "                         [--since DURATION] [--timeout DURATION]\n"
          "       memdiagd diagnose --replay FILE [--allow-truncated] [--config FILE] [--format text|json]\n"
          "                         [--since DURATION]\n"
          "\n"
-         "  --url URL             the daemon's /api/v1/diagnosis (default: the config's listen address on loopback)\n"
+         "  --url URL             the daemon's /api/v1/diagnosis (default: the config's web.unix_socket when\n"
+         "                        this user can connect to it (root), else its listen address on loopback)\n"
+         "  --socket PATH         ask the daemon on this Unix socket (its web.unix_socket): plain HTTP, no\n"
+         "                        TLS and no credentials; only root and the daemon's user may connect\n"
          "  --config FILE         the daemon's config: its listen address, and the sources to sample locally\n"
          "                        (default: /etc/memdiag/memdiagd.yaml when it is there)\n"
          "  --duration DURATION   sample locally for this long instead of asking a daemon (\"10s\"; a bare\n"
@@ -159,7 +162,9 @@ std::string diagnosis_url_for(const std::string& listen_address, bool tls) {
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args) {
   DiagnoseOptions options;
   auto split = split_subcommand_args(
-      args, {"--url", "--config", "--duration", "--format", "--since", "--timeout", "--replay", "--basic-auth-file", "--ca-file"},
+      args,
+      {"--url", "--socket", "--config", "--duration", "--format", "--since", "--timeout", "--replay", "--basic-auth-file",
+       "--ca-file"},
       {"--allow-truncated"});
   if (!split) return split.error();
   for (const SubcommandArg& each : *split) {
@@ -179,6 +184,9 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.allow_truncated = true;
     } else if (arg == "--url") {
       options.url = value;
+    } else if (arg == "--socket") {
+      if (value.empty() || value.front() != '/') return make_error("--socket needs an absolute path, not '" + value + "'");
+      options.socket = value;
     } else if (arg == "--config") {
       options.config_path = value;
     } else if (arg == "--replay") {
@@ -200,9 +208,10 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.timeout = *timeout;
     }
   }
-  if (options.replay && (options.url || options.duration)) {
-    return make_error("--replay reads a recording: --url and --duration do not go with it");
+  if (options.replay && (options.url || options.socket || options.duration)) {
+    return make_error("--replay reads a recording: --url, --socket and --duration do not go with it");
   }
+  if (options.url && options.socket) return make_error("--url and --socket name two daemons: give one");
   if (options.allow_truncated && !options.replay) return make_error("--allow-truncated goes with --replay");
   return options;
 }
@@ -271,12 +280,24 @@ int run_diagnose(const std::vector<std::string>& args) {
   if (!options->duration) {
     // A daemon that closes a TLS connection under OpenSSL's write must not kill this process.
     std::signal(SIGPIPE, SIG_IGN);
-    auto client = client_for(*config, *options);
-    if (!client) {
-      std::fprintf(stderr, "memdiagd diagnose: %s\n", client.error().message.c_str());
-      return 2;
+    // The Unix socket first when it is named (or the config names one this user can reach): no
+    // TLS and no credentials to find, and the daemon's user and root are the ones it serves.
+    std::optional<std::string> socket = options->socket;
+    if (!socket && !options->url && !config->unix_socket.empty() && unix_socket_connectable(config->unix_socket)) {
+      socket = config->unix_socket;
     }
-    std::string url = options->url.value_or(diagnosis_url_for(config->listen_address, client->tls));
+    Expected<DaemonClient> client = DaemonClient{};
+    if (socket) {
+      client->options.unix_socket = *socket;
+    } else {
+      client = client_for(*config, *options);
+      if (!client) {
+        std::fprintf(stderr, "memdiagd diagnose: %s\n", client.error().message.c_str());
+        return 2;
+      }
+    }
+    std::string url = socket ? "http://localhost/api/v1/diagnosis"
+                             : options->url.value_or(diagnosis_url_for(config->listen_address, client->tls));
     url += url.find('?') == std::string::npos ? "?" : "&";
     url += options->json ? "format=json" : "format=text";
     if (options->since) url += "&since=" + std::to_string(options->since->count()) + "ms";
@@ -292,8 +313,9 @@ int run_diagnose(const std::vector<std::string>& args) {
       why += client->options.basic_auth ? "; the user and password were refused"
                                          : "; give a user and password with --basic-auth-file FILE or MEMDIAG_BASIC_AUTH";
     }
+    const std::string from = socket ? "unix:" + *socket : url;
     std::fprintf(stderr, "memdiagd diagnose: no diagnosis from %s (%s); sampling this node for %.0f s instead\n",
-                 url.c_str(), why.c_str(), std::chrono::duration<double>(local_duration).count());
+                 from.c_str(), why.c_str(), std::chrono::duration<double>(local_duration).count());
   }
   // Sampling here logs like the daemon; only what goes wrong matters to a person waiting.
   set_log_level("warn");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// `memdiagd diagnose [--url URL] [--config FILE] [--duration S] [--format text|json]
+// `memdiagd diagnose [--url URL | --socket PATH] [--config FILE] [--duration S] [--format text|json]
 // [--since DURATION] [--timeout DURATION]`: the diagnosis report for a person on call.
-// It asks the running daemon (/api/v1/diagnosis at --url, by default the config's listen
-// address on loopback). With --duration, or when no daemon answers (none listening, or none
+// It asks the running daemon (/api/v1/diagnosis at --url or on the Unix socket --socket; by
+// default on the config's web.unix_socket when this user can connect to it, else at the
+// config's listen address on loopback). With --duration, or when no daemon answers (none listening, or none
 // answering within --timeout), it samples the node itself for the duration (5 s by default)
 // with the config's sources and prints the same report, saying so on stderr. With --replay
 // FILE it runs the models over a recording (`memdiagd record`) instead and reports its last
@@ -36,6 +37,8 @@ struct DiagnoseOptions {
   // https: verify the daemon against these CA certificates instead of trusting the certificate
   // its web config names.
   std::optional<std::string> ca_file;
+  // Ask the daemon on this Unix socket (web.unix_socket): plain HTTP, no credentials.
+  std::optional<std::string> socket;
 };
 
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args);

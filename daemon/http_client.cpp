@@ -9,6 +9,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -153,19 +154,9 @@ std::string base64(std::string_view text) {
   return out;
 }
 
-bool is_ip_address(const std::string& host) {
-  unsigned char buffer[16];
-  return ::inet_pton(AF_INET, host.c_str(), buffer) == 1 || ::inet_pton(AF_INET6, host.c_str(), buffer) == 1;
-}
-
-}  // namespace
-
-Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout, const HttpClientOptions& options) {
-  auto parsed = parse_url(url);
-  if (!parsed) return parsed.error();
-  const Url& u = *parsed;
-  const auto deadline = Clock::now() + timeout;
-
+// A connected, non-blocking TCP socket to the URL's host and port (each address it resolves to
+// tried in turn).
+Expected<UniqueFd> connect_tcp(const Url& u, Clock::time_point deadline) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
@@ -196,6 +187,54 @@ Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds t
   }
   ::freeaddrinfo(found);
   if (!socket_fd) return make_error("cannot connect to " + u.host + ":" + u.port + ": " + last_error);
+  return socket_fd;
+}
+
+// A connected, non-blocking stream socket to the Unix socket at `path`.
+Expected<UniqueFd> connect_unix(const std::string& path, Clock::time_point deadline) {
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof address.sun_path) return make_error("not a Unix socket path: " + path);
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return make_error(std::string("socket: ") + std::strerror(errno));
+  // A non-blocking connect to a Unix socket completes at once, or fails with EAGAIN while the
+  // listener's backlog is full: that is tried again until the deadline.
+  while (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    if ((error != EAGAIN && error != EINTR) || Clock::now() >= deadline) {
+      return make_error("cannot connect to unix:" + path + ": " +
+                        (error == EAGAIN ? std::string("no connection within the timeout") : std::strerror(error)));
+    }
+    ::usleep(10'000);
+  }
+  return fd;
+}
+
+bool is_ip_address(const std::string& host) {
+  unsigned char buffer[16];
+  return ::inet_pton(AF_INET, host.c_str(), buffer) == 1 || ::inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+}  // namespace
+
+Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout, const HttpClientOptions& options) {
+  auto parsed = parse_url(url);
+  if (!parsed) return parsed.error();
+  const Url& u = *parsed;
+  const auto deadline = Clock::now() + timeout;
+
+  UniqueFd socket_fd;
+  if (!options.unix_socket.empty()) {
+    if (u.tls) return make_error("a Unix socket is plain HTTP: " + url);
+    auto connected = connect_unix(options.unix_socket, deadline);
+    if (!connected) return connected.error();
+    socket_fd = std::move(connected).value();
+  } else {
+    auto connected = connect_tcp(u, deadline);
+    if (!connected) return connected.error();
+    socket_fd = std::move(connected).value();
+  }
 
   SslCtxPtr ctx;
   SslPtr ssl;
@@ -276,6 +315,12 @@ Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds t
   }
   out.body = reply.substr(end_of_head + 4);
   return out;
+}
+
+Status unix_socket_connectable(const std::string& path) {
+  auto connected = connect_unix(path, Clock::now() + std::chrono::milliseconds(500));
+  if (!connected) return connected.error();
+  return Ok{};
 }
 
 }  // namespace memdiag

@@ -27,6 +27,9 @@ struct HttpClientOptions {
   // https without a pinned certificate: the CA bundle (PEM) to verify the daemon against, else
   // the system's; the host name is checked.
   std::string ca_file;
+  // Connect to this Unix domain socket instead of the URL's host and port (web.unix_socket):
+  // plain HTTP, the URL giving only the path and query.
+  std::string unix_socket;
 };
 
 // GET `url` ("http[s]://HOST:PORT/PATH?QUERY"; HOST may be a name, an IPv4 or a [v6] address).
@@ -34,5 +37,9 @@ struct HttpClientOptions {
 // malformed reply.
 Expected<HttpReply> http_get(const std::string& url, std::chrono::milliseconds timeout,
                              const HttpClientOptions& options = {});
+
+// Whether a connection to the Unix socket at `path` is accepted now (exists, this user may
+// connect, something listens); the error says why not ("Permission denied").
+Status unix_socket_connectable(const std::string& path);
 
 }  // namespace memdiag

@@ -49,6 +49,12 @@ Expected<Startup, int> start_from_command_line(const std::vector<std::string>& a
       return 2;
     }
   }
+#ifdef _WIN32
+  if (!config->unix_socket.empty()) {
+    say("memdiagd: invalid config: web.unix_socket: not supported on Windows (use web.listen_address)\n");
+    return 2;
+  }
+#endif
   if (options->check_config) {
     if (options->config_path) std::printf("%s: ok\n", config->file.c_str());
     if (!config->web_config_file.empty()) std::printf("%s: ok\n", config->web_config_file.c_str());

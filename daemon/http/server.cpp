@@ -46,6 +46,7 @@ struct Server::Loop {
   Handlers handlers;
   ServerLimits limits;
   std::shared_ptr<AccessGate> gate;  // null: no web config, every request served
+  AdmitConnection admit;             // empty: every connection accepted is served
   std::uint64_t next_serial = 0;
   std::unordered_map<NativeSocket, Entry> connections;
   std::set<std::pair<Clock::time_point, NativeSocket>> deadlines;  // earliest first
@@ -116,6 +117,7 @@ void Server::Loop::accept_new(Clock::time_point now) {
       return;  // none left to accept
     }
     const NativeSocket fd = accepted.get();
+    if (admit && !admit(fd)) continue;  // closed here, before a byte of it is read
     if (!add(std::move(accepted), now)) continue;
     // A scraper's request is usually in the socket by the time it is accepted: answering it
     // now, before anything is evicted, keeps it from being the oldest wait under a flood of
@@ -304,7 +306,7 @@ Server::~Server() {
 }
 
 Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers handlers, ServerLimits limits,
-                                                std::shared_ptr<AccessGate> gate) {
+                                                std::shared_ptr<AccessGate> gate, AdmitConnection admit) {
   auto loop = std::make_unique<Loop>();
   auto poller = Poller::create();
   if (!poller) return poller.error();
@@ -313,6 +315,7 @@ Expected<std::unique_ptr<Server>> Server::start(UniqueSocket listener, Handlers 
   loop->handlers = std::move(handlers);
   loop->limits = limits;
   loop->gate = std::move(gate);
+  loop->admit = std::move(admit);
   if (loop->gate) loop->gate->set_wake([poller = loop->poller.get()] { poller->wake(); });
   if (!loop->poller->watch(loop->listener.get(), Interest::kReadable)) {
     return make_error("cannot start the HTTP loop: cannot watch the listening socket: " + last_socket_error());

@@ -17,6 +17,7 @@
 // verdicts coming back through the poller's wake-up.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -28,13 +29,18 @@
 
 namespace memdiag::http {
 
+// Asked of each accepted connection before anything is read from it: false closes it at once
+// (the Unix socket's check of its peer's uid, unix_listener.hpp).
+using AdmitConnection = std::function<bool(NativeSocket)>;
+
 class Server {
  public:
-  // Serves `listener` (a listening socket, listener.hpp) on a thread of its own until
-  // destroyed; the destructor stops the loop and closes every connection. `gate`: null serves
-  // every request over plain HTTP.
+  // Serves `listener` (a listening socket, listener.hpp or unix_listener.hpp) on a thread of its
+  // own until destroyed; the destructor stops the loop and closes every connection. `gate`: null
+  // serves every request over plain HTTP. `admit`: empty admits every connection.
   static Expected<std::unique_ptr<Server>> start(UniqueSocket listener, Handlers handlers, ServerLimits limits,
-                                                 std::shared_ptr<AccessGate> gate = nullptr);
+                                                 std::shared_ptr<AccessGate> gate = nullptr,
+                                                 AdmitConnection admit = {});
   ~Server();
 
   Server(const Server&) = delete;

@@ -99,6 +99,9 @@ def manpage(memdiagd):
             ".SH FILES",
             ".TP", "/etc/memdiag/memdiagd.yaml", roff("The configuration, every key documented."),
             ".TP", "/lib/systemd/system/memdiagd.service", roff("The systemd unit (Type=notify, watchdog, sandboxed)."),
+            ".TP", "/run/memdiag/memdiagd.sock", roff("web.unix_socket in the shipped configuration: the endpoints for "
+                                                   "root on the node, without TLS or basic auth; memdiagd diagnose "
+                                                   "run as root uses it."),
             ".TP", "/usr/share/memdiag/", roff("Prometheus scrape job, alert and recording rules with their tests, "
                                                 "Grafana dashboards."),
             ".TP", "/usr/share/doc/memdiag/", roff("README.md and docs/: installation, configuration, metrics, "

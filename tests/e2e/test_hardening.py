@@ -162,9 +162,16 @@ class Sandbox(unittest.TestCase):
         with open(wrapper, "w") as f:
             f.write("#!/bin/sh\nexec strace -f -qq -o %s %s \"$@\"\n" % (trace, harness.MEMDIAGD))
         os.chmod(wrapper, 0o755)
-        d = start_as(wrapper, "--config", CONFIG)
+        # With the Unix socket (web.unix_socket): its calls (umask, bind, unlink, SO_PEERCRED) too.
+        sock = os.path.join(self.tmp, "memdiagd.sock")
+        d = start_as(wrapper, "--config", CONFIG, "--web.unix-socket", sock)
         with d:
             d.wait_ready(timeout=30)
+            harness.wait_until(lambda: os.path.exists(sock), 10, "the Unix socket")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(sock)
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                self.assertTrue(s.recv(64).startswith(b"HTTP/1.1 200"))
             samples = wait_for_samples(d, count=5)
             for source in SOURCES:
                 self.assertEqual(samples[("memdiag_source_up", '{source="%s"}' % source)], 1, source)

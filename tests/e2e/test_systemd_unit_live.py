@@ -640,6 +640,19 @@ class LiveUnit(unittest.TestCase):
         if self.service.get("ProtectProc") == ["ptraceable"]:
             self.assertIn("hidepid=ptraceable", mounted["/proc"][1])
 
+        # web.unix_socket of the shipped config, in the RuntimeDirectory systemd made for it
+        # (root's, 0700, writable under ProtectSystem=strict): made by the daemon, 0600, serving
+        # `memdiagd diagnose` as root without credentials.
+        run_dir = "/proc/%d/root/run/memdiag" % self.sd.pid1
+        st = os.lstat(run_dir)
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (0, 0o700), oct(st.st_mode))
+        st = os.lstat(run_dir + "/memdiagd.sock")
+        self.assertEqual(st.st_mode & 0o7777, 0o600, oct(st.st_mode))
+        p = subprocess.run(["nsenter", "-t", str(self.sd.pid1), "-m", "-p", SHARE + "/memdiagd", "diagnose", "--socket",
+                            "/run/memdiag/memdiagd.sock", "--format", "json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stderr), (0, ""), p.stdout)
+        self.assertEqual(json.loads(p.stdout)["origin"], "daemon")
+
         # MemoryMax= on the v1 memory hierarchy: memory.limit_in_bytes of the unit's cgroup,
         # which the daemon (and its canary) is in.
         cgroup = state["ControlGroup"]
@@ -783,6 +796,8 @@ class LiveUnit(unittest.TestCase):
         self.assertIn("received SIGTERM, stopping", self.daemon_log())
         self.assertFalse(os.path.exists("/proc/%d" % main))
         self.assertFalse(os.path.isdir(cgroup), "systemd removes the unit's memory cgroup")
+        self.assertFalse(os.path.exists("/proc/%d/root/run/memdiag" % self.sd.pid1),
+                         "systemd removes the RuntimeDirectory (and the socket in it)")
         with self.assertRaises(OSError):
             http_get(self.sd.port, "/metrics", timeout=2)
 

@@ -3,7 +3,10 @@
 hashes, TLS with and without client certificates, minimum protocol versions, the configured
 response headers, the file re-read when it changes (a broken edit keeping the last good one),
 clients trickling TLS handshakes and request heads, a flood of wrong passwords beside a scraper,
-and --check-config and the start refusing a bad web config.
+--check-config and the start refusing a bad web config, and web.unix_socket: the endpoints on a
+Unix socket for root without TLS or basic auth (mode 0600, other users refused by the file's mode
+and by the daemon's SO_PEERCRED check, diagnose using it, the file replaced when stale, moved on
+SIGHUP and removed at exit).
 
 Certificates are made with the openssl command; bcrypt hashes with libxcrypt through ctypes
 (Python's crypt module is gone from newer Pythons). Figures (latencies) are printed to stderr."""
@@ -16,6 +19,7 @@ import shutil
 import signal
 import socket
 import ssl
+import stat
 import subprocess
 import sys
 import tempfile
@@ -711,6 +715,214 @@ class Diagnose(unittest.TestCase):
                             "https://localhost:%d/api/v1/diagnosis" % self.port,
                             env={"MEMDIAG_BASIC_AUTH": "%s:%s" % (USER, PASSWORD)})
         self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
+
+
+# A client run as nobody (uid 65534) that connects to the Unix socket argv[1], sends a request for
+# /metrics and prints what happened as JSON: {"connect": errno name or "ok", "reply": bytes read}.
+NOBODY_CLIENT = r"""
+import errno, json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print(json.dumps({"connect": errno.errorcode.get(e.errno, str(e.errno)), "reply": ""}))
+    sys.exit(0)
+reply = b""
+try:
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+except OSError as e:
+    reply += ("<%s>" % errno.errorcode.get(e.errno, str(e.errno))).encode()
+print(json.dumps({"connect": "ok", "reply": reply.decode(errors="replace")[:200]}))
+"""
+
+
+def as_nobody(socket_path):
+    """NOBODY_CLIENT's verdict, run under setpriv as uid/gid 65534 with no supplementary groups
+    (the system's python: the test's own may sit under a directory nobody cannot enter)."""
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                        NOBODY_CLIENT, socket_path], capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        raise AssertionError("the nobody client failed: %s" % p.stderr)
+    return json.loads(p.stdout)
+
+
+def unix_get(path, target="/metrics", timeout=5):
+    """(status line, head, body) of a plain HTTP GET over the Unix socket `path`."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" % target).encode())
+        reply = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    head, _, body = reply.decode().partition("\r\n\r\n")
+    return head.split("\r\n")[0], head, body
+
+
+class UnixSocket(unittest.TestCase):
+    """web.unix_socket beside a network listener with TLS and basic auth: one daemon for the
+    class, its socket in a directory of the test's own that anyone may traverse (0711), so that
+    the socket's own mode is what keeps other users out."""
+
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("setpriv") is None:
+            raise unittest.SkipTest("setpriv (util-linux) is not installed")
+        if os.geteuid() != 0:
+            raise unittest.SkipTest("needs root: the socket is root's, and a test client runs as nobody")
+        cls.dir = tempfile.mkdtemp(prefix="memdiag-sock-")
+        os.chmod(cls.dir, 0o711)
+        cls.socket = os.path.join(cls.dir, "memdiagd.sock")
+        cls.port = harness.free_port()
+        cls.web_file = os.path.join(CERTS, "web-unix-%d.yml" % os.getpid())
+        harness.write(cls.web_file, TLS_SECTION + users((USER, HASH)))
+        cls.config = os.path.join(CERTS, "memdiagd-unix-%d.yaml" % os.getpid())
+        harness.write(cls.config, 'web:\n  listen_address: "127.0.0.1:%d"\n  config_file: %s\n  unix_socket: %s\n'
+                      % (cls.port, os.path.basename(cls.web_file), cls.socket))
+        cls.d = Daemon("--config", cls.config, port=cls.port, listen_flag=False)
+        wait_serving(cls.d, tls=client_context(CERTS), auth=(USER, PASSWORD))
+        wait_until(lambda: os.path.exists(cls.socket), 10, "the socket " + cls.socket)
+        cls.made = os.lstat(cls.socket)  # before any test loosens it
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.close()
+        for f in (cls.web_file, cls.config):
+            os.unlink(f)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def diagnose(self, *args):
+        env = {k: v for k, v in os.environ.items() if k != "MEMDIAG_BASIC_AUTH"}
+        return subprocess.run([harness.MEMDIAGD, "diagnose", "--timeout", "5s", *args], capture_output=True, text=True,
+                              timeout=60, env=env)
+
+    def test_the_socket_is_made_with_mode_0600(self):
+        st = self.made
+        self.assertTrue(stat.S_ISSOCK(st.st_mode))
+        self.assertEqual(st.st_mode & 0o7777, 0o600, oct(st.st_mode))
+        self.assertEqual(st.st_uid, 0)
+        self.assertIn("serving on unix:%s" % self.socket, self.d.logs())
+
+    def test_plain_http_without_credentials_on_the_socket_while_tcp_wants_tls_and_a_password(self):
+        status, head, body = unix_get(self.socket)
+        self.assertEqual(status, "HTTP/1.1 200 OK", head)
+        self.assertIn("memdiag_source_up", body)
+        self.assertNotIn("WWW-Authenticate", head)
+        # The network listener still asks for both.
+        r = get(self.port, tls=client_context(CERTS))
+        self.assertEqual(r.status, 401)
+
+    def test_diagnose_socket_needs_no_credentials(self):
+        out = self.diagnose("--config", self.config, "--socket", self.socket)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stderr, "")
+        self.assertTrue(out.stdout.startswith("memdiag diagnosis, "), out.stdout)
+        self.assertIn("NODE STALL: ", out.stdout)
+        out = self.diagnose("--socket", self.socket, "--format", "json")  # no config naming the daemon at all
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
+
+    def test_diagnose_uses_the_socket_its_config_names_by_default(self):
+        out = self.diagnose("--config", self.config, "--format", "json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # Over TCP it would have been refused (401) and sampled the node itself, saying so.
+        self.assertEqual(out.stderr, "")
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon")
+        # --url still goes to the address given: TLS and basic auth, refused without credentials.
+        out = self.diagnose("--config", self.config, "--format", "json", "--duration", "1s")
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")
+        out = self.diagnose("--config", self.config, "--format", "json",
+                            "--url", "https://127.0.0.1:%d/api/v1/diagnosis" % self.port)
+        self.assertIn("answered 401", out.stderr)
+
+    def test_another_user_is_refused_by_the_sockets_mode(self):
+        self.assertEqual(as_nobody(self.socket), {"connect": "EACCES", "reply": ""})
+
+    def test_another_user_is_refused_by_the_daemon_when_the_mode_is_loosened(self):
+        self.addCleanup(os.chmod, self.socket, stat.S_IMODE(os.lstat(self.socket).st_mode))
+        os.chmod(self.socket, 0o666)
+        verdict = as_nobody(self.socket)
+        # The connection is accepted by the kernel and closed by the daemon before it reads a byte.
+        self.assertEqual(verdict["connect"], "ok")
+        self.assertNotIn("HTTP/1.1", verdict["reply"])
+        self.assertIn(verdict["reply"], ("", "<ECONNRESET>", "<EPIPE>"))
+        wait_until(lambda: "refused a connection from uid 65534" in self.d.logs(), 10, "the refusal logged")
+        # Root still is served through the loosened file.
+        self.assertEqual(unix_get(self.socket)[0], "HTTP/1.1 200 OK")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class UnixSocketLifetime(unittest.TestCase):
+    """The socket file over the daemon's life: a stale one replaced at start, a file that is no
+    socket left alone (the daemon serves on TCP only and says why), moved on SIGHUP, removed at
+    exit."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="memdiag-sock-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.config = os.path.join(self.dir, "memdiagd.yaml")
+
+    def start(self, socket_path):
+        port = harness.free_port()
+        harness.write(self.config, 'web:\n  listen_address: "127.0.0.1:%d"\n  unix_socket: %s\n' % (port, socket_path))
+        d = Daemon("--config", self.config, port=port, listen_flag=False)
+        self.addCleanup(d.close)
+        d.wait_ready(need_sample=False)
+        return d
+
+    def test_stale_socket_replaced_moved_on_sighup_removed_at_exit(self):
+        first = os.path.join(self.dir, "first.sock")
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(first)
+        stale.close()  # the file stays, nobody listens: what a killed daemon leaves
+        d = self.start(first)
+        wait_until(lambda: "serving on unix:" + first in d.logs(), 10, "the socket served")
+        self.assertEqual(unix_get(first)[0], "HTTP/1.1 200 OK")
+
+        second = os.path.join(self.dir, "second.sock")
+        harness.write(self.config, read(self.config).replace(first, second))
+        d.signal(signal.SIGHUP)
+        wait_until(lambda: "reloaded" in d.logs(), 10, "the reload")
+        self.assertNotIn("except web.unix_socket", d.logs())
+        self.assertEqual(unix_get(second)[0], "HTTP/1.1 200 OK")
+        self.assertFalse(os.path.exists(first), "the old socket is removed")
+
+        self.assertEqual(d.stop(), 0, d.logs())
+        self.assertFalse(os.path.exists(second), "the socket outlived the daemon")
+
+    def test_a_file_that_is_not_a_socket_is_left_alone(self):
+        path = os.path.join(self.dir, "not-a-socket")
+        harness.write(path, "keep me\n")
+        d = self.start(path)
+        wait_until(lambda: "the file there is not a socket" in d.logs(), 10, "the refusal logged")
+        self.assertEqual(read(path), "keep me\n")
+        self.assertEqual(harness.http_get(d.port, "/healthz")[0], 200)  # TCP serves regardless
+
+    def test_a_socket_another_daemon_serves_is_not_taken(self):
+        path = os.path.join(self.dir, "shared.sock")
+        first = self.start(path)
+        wait_until(lambda: os.path.exists(path), 10, "the first daemon's socket")
+        inode = os.lstat(path).st_ino
+        second = self.start(path)
+        wait_until(lambda: "another process is serving on it" in second.logs(), 10, "the second daemon's refusal")
+        self.assertEqual(second.stop(), 0, second.logs())
+        # The second daemon removed nothing that was not its own.
+        self.assertEqual(os.lstat(path).st_ino, inode)
+        self.assertEqual(unix_get(path)[0], "HTTP/1.1 200 OK")
+        self.assertEqual(first.stop(), 0)
 
 
 class CheckConfig(unittest.TestCase):

@@ -68,6 +68,44 @@ TEST(Config, ShippedExampleIsValid) {
   auto config = load_config_file(MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml");
   ASSERT_TRUE(config) << config.error().to_string();
   EXPECT_EQ(config->interval, std::chrono::milliseconds(1000));
+  // The one value the example sets apart from the built-in default: the unit makes its directory.
+  EXPECT_EQ(config->unix_socket, "/run/memdiag/memdiagd.sock");
+}
+
+TEST(Config, UnixSocketIsOffByDefaultAndTakesAnAbsolutePath) {
+  EXPECT_EQ(default_config().unix_socket, "");
+  auto config = parse_config("web:\n  unix_socket: /run/memdiag/memdiagd.sock\n", "x.yaml");
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->unix_socket, "/run/memdiag/memdiagd.sock");
+  auto off = parse_config("web:\n  unix_socket: \"\"\n", "x.yaml");
+  ASSERT_TRUE(off) << off.error().to_string();
+  EXPECT_EQ(off->unix_socket, "");
+  // 107 bytes is the most sun_path holds with its NUL.
+  const std::string longest = "/" + std::string(kMaxUnixSocketPath - 1, 's');
+  EXPECT_TRUE(parse_config("web:\n  unix_socket: " + longest + "\n", "x.yaml"));
+}
+
+TEST(Config, UnixSocketTooLongIsRefusedWithFileLineKeyAndLength) {
+  const std::string too_long = "/" + std::string(kMaxUnixSocketPath, 's');  // 108 bytes
+  auto config = parse_config("# a comment\nweb:\n  unix_socket: " + too_long + "\n", "memdiagd.yaml");
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().to_string(),
+            "memdiagd.yaml:3: web.unix_socket: longer than a Unix socket address holds (107 bytes), got 108");
+}
+
+TEST(Cli, UnixSocketFlagOverridesTheFileAndIsChecked) {
+  auto options = parse_cli({"--config", MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml", "--web.unix-socket", "/tmp/m.sock"});
+  ASSERT_TRUE(options) << options.error().message;
+  auto config = resolve_config(*options);
+  ASSERT_TRUE(config) << config.error().to_string();
+  EXPECT_EQ(config->unix_socket, "/tmp/m.sock");
+  auto off = resolve_config(parse_cli({"--config", MEMDIAG_SOURCE_DIR "/deploy/memdiagd.yaml", "--web.unix-socket="}).value());
+  ASSERT_TRUE(off) << off.error().to_string();
+  EXPECT_EQ(off->unix_socket, "");  // "" turns the example's socket off
+  auto refused = resolve_config(parse_cli({"--web.unix-socket", "memdiagd.sock"}).value());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().to_string(),
+            "command line: --web.unix-socket: expected an absolute path, got 'memdiagd.sock'");
 }
 
 TEST(Config, TheShippedExampleStatesTheVerdictDefaults) {
@@ -165,6 +203,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"web:\n  listen_address: 9842\n", "web.listen_address", 2, "HOST:PORT"},
         BadConfig{"web:\n  listen_address: \"127.0.0.1:70000\"\n", "web.listen_address", 2, "1..65535"},
         BadConfig{"web:\n  listen_address: \"localhost:9842\"\n", "web.listen_address", 2, "numeric address"},
+        BadConfig{"web:\n  unix_socket: run/memdiagd.sock\n", "web.unix_socket", 2, "absolute path"},
+        BadConfig{"web:\n  unix_socket: /run/memdiag/\n", "web.unix_socket", 2, "names a directory"},
+        BadConfig{"web:\n  unix_socket: [/run/a.sock]\n", "web.unix_socket", 2, "single value"},
+        BadConfig{"web:\n  unix_sockt: /run/a.sock\n", "web.unix_sockt", 2, "did you mean 'unix_socket'"},
         BadConfig{"log:\n  level: verbose\n", "log.level", 2, "expected one of"},
         BadConfig{"paths:\n  procfs: relative/proc\n", "paths.procfs", 2, "absolute path"},
         BadConfig{"sources:\n  meminfo:\n    enabled: maybe\n", "sources.meminfo.enabled", 3, "true or false"},
