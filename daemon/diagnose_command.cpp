@@ -126,6 +126,7 @@ int replay(const Config& config, const DiagnoseOptions& options) {
 std::string diagnose_usage() {
   return "usage: memdiagd diagnose [--url URL | --socket PATH] [--config FILE] [--duration DURATION]\n"
          "                         [--format text|json] [--basic-auth-file FILE] [--ca-file FILE]\n"
+         "                         [--cert-file FILE --key-file FILE]\n"
          "                         [--since DURATION] [--timeout DURATION]\n"
          "       memdiagd diagnose --replay FILE [--allow-truncated] [--config FILE] [--format text|json]\n"
          "                         [--since DURATION]\n"
@@ -147,7 +148,10 @@ std::string diagnose_usage() {
          "  --basic-auth-file FILE  user:password for a daemon whose web config has basic_auth_users\n"
          "                        (or the MEMDIAG_BASIC_AUTH environment variable)\n"
          "  --ca-file FILE        https: verify the daemon against these CA certificates (default: trust the\n"
-         "                        certificate its web config names, as read from the config)\n";
+         "                        certificate its web config names, as read from the config)\n"
+         "  --cert-file FILE      https: the client certificate (PEM) for a daemon whose web config asks for\n"
+         "                        one (client_auth_type), with --key-file FILE, its private key (PEM)\n"
+         "  --key-file FILE       the private key of --cert-file\n";
 }
 
 std::string diagnosis_url_for(const std::string& listen_address, bool tls) {
@@ -164,7 +168,7 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
   auto split = split_subcommand_args(
       args,
       {"--url", "--socket", "--config", "--duration", "--format", "--since", "--timeout", "--replay", "--basic-auth-file",
-       "--ca-file"},
+       "--ca-file", "--cert-file", "--key-file"},
       {"--allow-truncated"});
   if (!split) return split.error();
   for (const SubcommandArg& each : *split) {
@@ -195,6 +199,10 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
       options.basic_auth_file = value;
     } else if (arg == "--ca-file") {
       options.ca_file = value;
+    } else if (arg == "--cert-file") {
+      options.cert_file = value;
+    } else if (arg == "--key-file") {
+      options.key_file = value;
     } else if (arg == "--format") {
       if (value != "text" && value != "json") return make_error("--format must be text or json, not '" + value + "'");
       options.json = value == "json";
@@ -212,6 +220,9 @@ Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& ar
     return make_error("--replay reads a recording: --url, --socket and --duration do not go with it");
   }
   if (options.url && options.socket) return make_error("--url and --socket name two daemons: give one");
+  if (options.cert_file.has_value() != options.key_file.has_value()) {
+    return make_error("--cert-file and --key-file go together: a certificate and its private key");
+  }
   if (options.allow_truncated && !options.replay) return make_error("--allow-truncated goes with --replay");
   return options;
 }
@@ -220,6 +231,7 @@ namespace {
 
 struct DaemonClient {
   bool tls = false;  // the daemon's web config has TLS
+  bool requires_client_certificate = false;  // ... and a client certificate is required
   HttpClientOptions options;
 };
 
@@ -233,6 +245,13 @@ Expected<DaemonClient> client_for(const Config& config, const DiagnoseOptions& o
     if (!web) return make_error("the daemon's web config: " + web.error().to_string());
     client.tls = web->tls_enabled;
     if (web->tls_enabled) client.options.pinned_certificate = web->tls.cert_file;
+    client.requires_client_certificate =
+        web->tls_enabled && (web->tls.client_auth == ClientAuth::kRequireAnyClientCert ||
+                             web->tls.client_auth == ClientAuth::kRequireAndVerifyClientCert);
+  }
+  if (options.cert_file) {
+    client.options.client_cert_file = *options.cert_file;
+    client.options.client_key_file = *options.key_file;
   }
   if (options.ca_file) {
     client.options.ca_file = *options.ca_file;
@@ -308,6 +327,9 @@ int run_diagnose(const std::vector<std::string>& args) {
     }
     std::string why = reply ? "answered " + std::to_string(reply->status) + ": " + reply->body
                             : reply.error().message;
+    if (!reply && client->requires_client_certificate && client->options.client_cert_file.empty()) {
+      why += "; its web config requires a client certificate: give --cert-file FILE and --key-file FILE";
+    }
     if (reply && reply->status == 401) {
       while (!why.empty() && why.back() == '\n') why.pop_back();
       why += client->options.basic_auth ? "; the user and password were refused"

@@ -39,6 +39,10 @@ struct DiagnoseOptions {
   std::optional<std::string> ca_file;
   // Ask the daemon on this Unix socket (web.unix_socket): plain HTTP, no credentials.
   std::optional<std::string> socket;
+  // https: the client certificate (PEM, with its chain) and its key, for a daemon whose web
+  // config requires one (client_auth_type). Both or neither.
+  std::optional<std::string> cert_file;
+  std::optional<std::string> key_file;
 };
 
 Expected<DiagnoseOptions> parse_diagnose_args(const std::vector<std::string>& args);

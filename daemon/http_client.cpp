@@ -119,6 +119,16 @@ Expected<SslCtxPtr> client_context(const HttpClientOptions& options) {
   } else if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
     return make_error(openssl_error("TLS: the system's CA certificates"));
   }
+  if (!options.client_cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(ctx.get(), options.client_cert_file.c_str()) != 1) {
+      return make_error(openssl_error((options.client_cert_file + ": cannot load it as a certificate").c_str()));
+    }
+    // OpenSSL checks here that the key is the certificate's ("key values mismatch").
+    if (SSL_CTX_use_PrivateKey_file(ctx.get(), options.client_key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+      return make_error(openssl_error(
+          (options.client_key_file + ": cannot use it as the private key of " + options.client_cert_file).c_str()));
+    }
+  }
   return ctx;
 }
 

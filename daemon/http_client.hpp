@@ -27,6 +27,10 @@ struct HttpClientOptions {
   // https without a pinned certificate: the CA bundle (PEM) to verify the daemon against, else
   // the system's; the host name is checked.
   std::string ca_file;
+  // https: present this certificate (PEM file, its chain after it) and key when the daemon asks
+  // for one (its web config's client_auth_type). Empty: none.
+  std::string client_cert_file;
+  std::string client_key_file;
   // Connect to this Unix domain socket instead of the URL's host and port (web.unix_socket):
   // plain HTTP, the URL giving only the path and query.
   std::string unix_socket;

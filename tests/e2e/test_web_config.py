@@ -717,6 +717,67 @@ class Diagnose(unittest.TestCase):
         self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
 
 
+class DiagnoseClientCertificate(unittest.TestCase):
+    """`memdiagd diagnose` against a daemon whose web config requires a client certificate
+    verified against its CA: --cert-file/--key-file present one; without it the refusal names
+    the two flags."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.port = harness.free_port()
+        cls.web_file = os.path.join(CERTS, "web-diagnose-mtls-%d.yml" % os.getpid())
+        harness.write(cls.web_file, TLS_SECTION + "  client_auth_type: RequireAndVerifyClientCert\n"
+                                                  "  client_ca_file: ca.crt\n")
+        cls.config = os.path.join(CERTS, "memdiagd-diagnose-mtls-%d.yaml" % os.getpid())
+        harness.write(cls.config, 'web:\n  listen_address: "127.0.0.1:%d"\n  config_file: %s\n'
+                      % (cls.port, os.path.basename(cls.web_file)))
+        cls.d = Daemon("--config", cls.config, port=cls.port, listen_flag=False)
+        wait_serving(cls.d, tls=client_context(CERTS, cert="client"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.close()
+        for f in (cls.web_file, cls.config):
+            os.unlink(f)
+
+    def diagnose(self, *args):
+        return subprocess.run([harness.MEMDIAGD, "diagnose", "--config", self.config, "--format", "json",
+                               "--timeout", "5s", *args], capture_output=True, text=True, timeout=60)
+
+    def cert(self, name):
+        return ["--cert-file", os.path.join(CERTS, name + ".crt"), "--key-file", os.path.join(CERTS, name + ".key")]
+
+    def test_the_client_certificate_is_presented(self):
+        out = self.diagnose(*self.cert("client"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "daemon", out.stderr)
+        self.assertEqual(out.stderr, "")
+
+    def test_without_one_the_refusal_names_the_flags(self):
+        out = self.diagnose()
+        self.assertIn("requires a client certificate: give --cert-file FILE and --key-file FILE", out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")  # it sampled the node itself
+
+    def test_a_certificate_from_another_ca_is_refused(self):
+        out = self.diagnose(*self.cert("client-rogue"))
+        self.assertIn("no diagnosis from https://127.0.0.1:%d" % self.port, out.stderr)
+        self.assertNotIn("requires a client certificate", out.stderr, "one was given")
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")
+
+    def test_bad_flags_and_files(self):
+        out = self.diagnose("--cert-file", os.path.join(CERTS, "client.crt"))
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--cert-file and --key-file go together", out.stderr)
+        out = self.diagnose("--cert-file", os.path.join(CERTS, "client.crt"),
+                            "--key-file", os.path.join(CERTS, "client-rogue.key"))
+        self.assertIn("client-rogue.key: cannot use it as the private key of", out.stderr)
+        self.assertIn("key values mismatch", out.stderr)
+        self.assertEqual(json.loads(out.stdout)["origin"], "local")
+        out = self.diagnose("--cert-file", os.path.join(CERTS, "nowhere.crt"),
+                            "--key-file", os.path.join(CERTS, "client.key"))
+        self.assertIn("nowhere.crt: cannot load it as a certificate", out.stderr)
+
+
 # A client run as nobody (uid 65534) that connects to the Unix socket argv[1], sends a request for
 # /metrics and prints what happened as JSON: {"connect": errno name or "ok", "reply": bytes read}.
 NOBODY_CLIENT = r"""

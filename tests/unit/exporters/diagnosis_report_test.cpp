@@ -336,5 +336,18 @@ TEST(DiagnoseCommand, ArgumentsAndTheDaemonsAddress) {
   EXPECT_EQ(diagnosis_url_for("10.1.2.3:80"), "http://10.1.2.3:80/api/v1/diagnosis");
 }
 
+TEST(DiagnoseCommand, AClientCertificateComesWithItsKey) {
+  auto both = parse_diagnose_args({"--cert-file", "/etc/c.crt", "--key-file=/etc/c.key"});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->cert_file, "/etc/c.crt");
+  EXPECT_EQ(both->key_file, "/etc/c.key");
+  for (const auto& half : {std::vector<std::string>{"--cert-file", "/etc/c.crt"},
+                           std::vector<std::string>{"--key-file", "/etc/c.key"}}) {
+    const auto refused = parse_diagnose_args(half);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("--cert-file and --key-file go together"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace memdiag

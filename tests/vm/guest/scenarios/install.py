@@ -5,6 +5,7 @@ eBPF stall kind attached,
 `systemctl status` showing the verdict line, the shipped config passing --check-config, and
 Debian's Prometheus scraping it."""
 import json
+import os
 import re
 import time
 import urllib.parse
@@ -78,17 +79,32 @@ def run(lab):
               levels if not isinstance(levels, list) else [(s["metric"], s["value"][1]) for s in levels][:5])
     lab.sh("systemctl", "stop", "prometheus", timeout=60)
 
-    # `memdiagd diagnose` with no flag finds the daemon through the installed config: moved to
-    # another port, the daemon still answers it (origin "daemon", not a local sample).
+    def diagnose_origin(*flags):
+        report = lab.sh("memdiagd", "diagnose", "--format", "json", "--timeout", "10", *flags, check=False, timeout=60)
+        return json.loads(report.stdout).get("origin") if report.returncode == 0 else report.stderr.strip()[-200:]
+
+    # The root-only socket the shipped config names, in the directory the unit makes.
+    sock = "/run/memdiag/memdiagd.sock"
+    modes = {p: oct(os.stat(p).st_mode & 0o7777) if os.path.exists(p) else None for p in ("/run/memdiag", sock)}
+    lab.check("the unit's RuntimeDirectory is 0700 and the daemon's socket in it 0600",
+              modes == {"/run/memdiag": "0o700", sock: "0o600"}, modes)
+    origin = diagnose_origin("--socket", sock)
+    lab.check("memdiagd diagnose --socket: the daemon answers over its Unix socket", origin == "daemon", origin)
+
+    # `memdiagd diagnose` with no flag finds the daemon through the installed config: with the
+    # socket off and the daemon moved to another port, it still answers (origin "daemon", not a
+    # local sample).
     config = "/etc/memdiag/memdiagd.yaml"
     with open(config) as f:
         shipped = f.read()
     try:
+        moved = shipped.replace('listen_address: "0.0.0.0:9842"', 'listen_address: "127.0.0.1:9843"')
+        moved = moved.replace("unix_socket: /run/memdiag/memdiagd.sock", 'unix_socket: ""')
         with open(config, "w") as f:
-            f.write(shipped.replace('listen_address: "0.0.0.0:9842"', 'listen_address: "127.0.0.1:9843"'))
+            f.write(moved)
         lab.sh("systemctl", "restart", "memdiagd", timeout=120)
-        report = lab.sh("memdiagd", "diagnose", "--format", "json", "--timeout", "10", check=False, timeout=60)
-        origin = json.loads(report.stdout).get("origin") if report.returncode == 0 else report.stderr.strip()[-200:]
+        lab.check("with unix_socket off, the socket is gone", not os.path.exists(sock), sock)
+        origin = diagnose_origin()
         lab.check("memdiagd diagnose reads the installed config: it asks the daemon at its configured port",
                   origin == "daemon", origin)
     finally:
