@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -39,6 +40,11 @@ Expected<UnixSocketListener> UnixSocketListener::listen(const std::string& path)
     return cannot_listen(path, "not an absolute path that fits a Unix socket address");
   }
   const sockaddr_un address = address_of(path);
+  // The directory, as RuntimeDirectory= makes it under systemd: only its last component, 0700.
+  const std::string directory = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+    return cannot_listen(path, "cannot make its directory " + directory + ": " + std::strerror(errno));
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) return cannot_listen(path, "the file there is not a socket; not removing it");

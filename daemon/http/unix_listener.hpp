@@ -6,7 +6,9 @@
 // each connection's peer is checked again (SO_PEERCRED) in case the file's mode is loosened later.
 //
 // No capability is needed to make it: the daemon's user must be able to write the directory
-// (the systemd unit's RuntimeDirectory=memdiag, /run/memdiag, owned by root, mode 0700).
+// (the systemd unit's RuntimeDirectory=memdiag, /run/memdiag, owned by root, mode 0700). A
+// daemon started by hand makes that directory itself when it is missing (its last component
+// only, mode 0700, as RuntimeDirectory= would), so the shipped config works outside systemd.
 #pragma once
 
 #include <sys/types.h>

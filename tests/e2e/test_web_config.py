@@ -964,6 +964,20 @@ class UnixSocketLifetime(unittest.TestCase):
         self.assertEqual(d.stop(), 0, d.logs())
         self.assertFalse(os.path.exists(second), "the socket outlived the daemon")
 
+    def test_a_missing_directory_is_made_0700_as_runtime_directory_would(self):
+        path = os.path.join(self.dir, "run-memdiag", "memdiagd.sock")
+        d = self.start(path)
+        wait_until(lambda: "serving on unix:" + path in d.logs(), 10, "the socket served")
+        self.assertEqual(oct(os.stat(os.path.dirname(path)).st_mode & 0o7777), "0o700")
+        self.assertEqual(unix_get(path)[0], "HTTP/1.1 200 OK")
+        # Only the last component: a deeper missing path is refused, and TCP serves regardless.
+        deeper = os.path.join(self.dir, "a", "b", "memdiagd.sock")
+        other = self.start(deeper)
+        wait_until(lambda: "cannot make its directory " + os.path.dirname(deeper) in other.logs(), 10,
+                   "the refusal logged")
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "a")))
+        self.assertEqual(harness.http_get(other.port, "/healthz")[0], 200)
+
     def test_a_file_that_is_not_a_socket_is_left_alone(self):
         path = os.path.join(self.dir, "not-a-socket")
         harness.write(path, "keep me\n")
