@@ -201,12 +201,12 @@ int serve(const CliOptions& options, Config config, const NextControlEvent& next
   }
   std::unique_ptr<HttpServer> server = std::move(http).value();
   std::unique_ptr<LocalHttpServer> local = start_local(config.unix_socket, handlers, "web.unix_socket");
-  if (hooks.on_sample || hooks.posture_after_sample) {
-    sampler.set_on_sample([&hooks, &collector](const Snapshot& snapshot) {
-      if (hooks.posture_after_sample) collector.set_posture(hooks.posture_after_sample(snapshot));
-      if (hooks.on_sample) hooks.on_sample(snapshot);
+  if (hooks.posture_after_sample) {
+    sampler.set_before_publish([&hooks, &collector](const Snapshot& snapshot) {
+      collector.set_posture(hooks.posture_after_sample(snapshot));
     });
   }
+  if (hooks.on_sample) sampler.set_on_sample(hooks.on_sample);
   sampler.start();
   spdlog::info("memdiagd {} serving on {}://{}/metrics{}, sampling every {}ms", build::kVersion,
                web_security && web_security->tls ? "https" : "http", config.listen_address,

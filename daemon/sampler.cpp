@@ -121,6 +121,7 @@ SnapshotPtr Sampler::sample_now() {
                   to_string(t.from), to_string(t.to), t.scope, t.evidence);
     }
   }
+  if (before_publish_) before_publish_(*snapshot);
   SnapshotPtr published = std::move(snapshot);
   store_.publish(published);
   heartbeat_ns_.store(steady_now_ns(), std::memory_order_relaxed);

@@ -60,6 +60,10 @@ class Sampler {
   // Called after every published sample, on the sampling thread (keep it short: a watchdog
   // ping, a status line). Set before start().
   void set_on_sample(std::function<void(const Snapshot&)> hook) { on_sample_ = std::move(hook); }
+  // Called with every sample just before it is published, on the sampling thread: for what is
+  // served beside the sample and must not lag it (the daemon's own process_* figures), so that
+  // no scrape sees a sample without them. Set before start().
+  void set_before_publish(std::function<void(const Snapshot&)> hook) { before_publish_ = std::move(hook); }
 
   // True while samples keep completing on time.
   bool healthy() const;
@@ -103,6 +107,7 @@ class Sampler {
   std::optional<std::pair<std::vector<SourcePlan>, std::chrono::milliseconds>> pending_;
 
   std::function<void(const Snapshot&)> on_sample_;
+  std::function<void(const Snapshot&)> before_publish_;
   std::thread thread_;
   std::atomic<bool> finished_{false};
 };

@@ -233,7 +233,11 @@ class PromisesDueTest(unittest.TestCase):
             o = r["overcommit"]
             self.assertGreaterEqual(o["uncharged_reservations"]["processes"], 1)
             holders = r["promise_holders"]
-            self.assertNotIn(child.pid, [p["pid"] for p in holders["processes"]], holders)
+            # On a quiet node the child may rank among the top holders for its interpreter's own
+            # heap (2 MiB, seen once with five holders listed), never for its reservation.
+            for p in holders["processes"]:
+                if p["pid"] == child.pid:
+                    self.assertLess(p["unbacked_promise_bytes"], 64 * MiB, p)
             for p in holders["processes"]:
                 self.assertLess(p["unbacked_promise_bytes"], 1 * TiB, p)
             for c in holders["cgroups"]:

@@ -95,6 +95,27 @@ TEST(Sampler, FailingSourceDoesNotStopTheOthers) {
   EXPECT_EQ(store.latest(), snap);
 }
 
+TEST(Sampler, BeforePublishSeesEachSampleBeforeAnyReaderAndOnSampleAfter) {
+  SnapshotStore store(10);
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(std::make_unique<ScriptedSource>("good", true));
+  Sampler sampler(store, std::move(sources), std::chrono::milliseconds(1000));
+  std::vector<std::uint64_t> published_before, published_after;
+  sampler.set_before_publish([&](const Snapshot& s) {
+    published_before.push_back(store.latest() ? store.latest()->sequence : 0);
+    EXPECT_NE(store.latest().get(), &s);
+  });
+  sampler.set_on_sample([&](const Snapshot& s) {
+    EXPECT_EQ(store.latest().get(), &s);
+    published_after.push_back(s.sequence);
+  });
+  const auto first = sampler.sample_now();
+  const auto second = sampler.sample_now();
+  // Each hook once per sample: before publication the store still holds the previous sample.
+  EXPECT_EQ(published_before, (std::vector<std::uint64_t>{0, first->sequence}));
+  EXPECT_EQ(published_after, (std::vector<std::uint64_t>{first->sequence, second->sequence}));
+}
+
 TEST(Sampler, PartlyDegradedSourceIsLoggedOncePerChange) {
   std::ostringstream log;
   auto previous = spdlog::default_logger();
