@@ -336,6 +336,15 @@ TEST(DiagnoseCommand, ArgumentsAndTheDaemonsAddress) {
   EXPECT_EQ(diagnosis_url_for("10.1.2.3:80"), "http://10.1.2.3:80/api/v1/diagnosis");
 }
 
+TEST(DiagnoseCommand, TheSocketPathIsCheckedAsTheDaemonChecksIt) {
+  EXPECT_EQ(parse_diagnose_args({"--socket", "/run/memdiag/memdiagd.sock"})->socket, "/run/memdiag/memdiagd.sock");
+  EXPECT_FALSE(parse_diagnose_args({"--socket", ""}));
+  EXPECT_FALSE(parse_diagnose_args({"--socket", "run/memdiagd.sock"}));
+  const auto too_long = parse_diagnose_args({"--socket", "/" + std::string(120, 'a')});
+  ASSERT_FALSE(too_long);
+  EXPECT_NE(too_long.error().message.find("longer than a Unix socket address holds"), std::string::npos);
+}
+
 TEST(DiagnoseCommand, AClientCertificateComesWithItsKey) {
   auto both = parse_diagnose_args({"--cert-file", "/etc/c.crt", "--key-file=/etc/c.key"});
   ASSERT_TRUE(both);
