@@ -42,7 +42,8 @@ struct ServeHooks {
   std::function<void()> on_forced_exit;
   // After every sample, on the sampler's thread (systemd's watchdog and status).
   std::function<void(const Snapshot&)> on_sample;
-  // After every sample, on the sampler's thread: what the daemon runs with (memdiag_daemon_*).
+  // With every sample, on the sampler's thread, before the sample is published (so no scrape
+  // sees a sample without it): what the daemon runs with (memdiag_daemon_*).
   std::function<std::shared_ptr<const prom::DaemonPosture>(const Snapshot&)> posture_after_sample;
   // A reload begins; it is over (the new config taken or refused); the daemon stops.
   std::function<void()> on_reloading;
