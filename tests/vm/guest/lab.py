@@ -88,6 +88,22 @@ while True:
             pass
 """
 
+# A reader that charges only page cache to a cgroup it is moved into: it starts, fills its one
+# buffer and says "ready" before it is moved (charges stay where they were made), and it starts
+# reading only when a line arrives on its stdin, once it is there. Without swap a reader's anon memory cannot
+# be reclaimed; charged to a cgroup at its memory.high, it would hold the cgroup over the limit
+# rather than in reclaim.
+CACHE_ONLY_READER = r"""
+import sys
+buffer = memoryview(bytearray(b"x" * (1 << 20)))
+print("ready", flush=True)
+sys.stdin.readline()
+while True:
+    with open(sys.argv[1], "rb", buffering=0) as f:
+        while f.readinto(buffer):
+            pass
+"""
+
 
 def uncached_file(path, mib):
     """Writes `mib` MiB of random data to `path`, on disk and out of the page cache. Page cache
