@@ -90,9 +90,9 @@ while True:
 
 # A reader that charges only page cache to a cgroup it is moved into: it starts, fills its one
 # buffer and says "ready" before it is moved (charges stay where they were made), and it starts
-# reading only when a line arrives on its stdin, once it is there. Without swap a reader's anon memory cannot
-# be reclaimed; charged to a cgroup at its memory.high, it would hold the cgroup over the limit
-# rather than in reclaim.
+# reading only when a line arrives on its stdin, once it is there. Without swap a reader's anon
+# memory cannot be reclaimed; charged to a cgroup at its memory.high, it would hold the cgroup
+# over the limit rather than in reclaim.
 CACHE_ONLY_READER = r"""
 import sys
 buffer = memoryview(bytearray(b"x" * (1 << 20)))
@@ -115,6 +115,12 @@ def uncached_file(path, mib):
         os.fsync(f.fileno())
         os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     return path
+
+
+def flat_keyed(path):
+    """A cgroup's flat keyed file ("key value" lines: memory.events, memory.stat) as a dict."""
+    with open(path) as f:
+        return {key: int(value) for key, value in (line.split() for line in f)}
 
 
 def scope(report, path):

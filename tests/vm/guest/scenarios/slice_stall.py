@@ -32,7 +32,7 @@ def psi_some_total(path):
 
 
 def run(lab):
-    from lab import READER, scope, uncached_file
+    from lab import READER, flat_keyed, scope, uncached_file
     lab.sh("systemctl", "set-property", "--runtime", SLICE, "MemoryHigh=256M", "MemoryMax=400M")
     for i in (1, 2):
         # 80 MiB each: both fit beside the grower only at first.
@@ -72,8 +72,7 @@ def run(lab):
             try:
                 with open(base + "memory.pressure") as f:
                     readers["reader%d psi" % i] = f.readline().strip()
-                with open(base + "memory.stat") as f:
-                    stat = dict(line.split() for line in f)
+                stat = flat_keyed(base + "memory.stat")
                 readers["reader%d" % i] = {k: stat.get(k) for k in ("file", "workingset_refault_file")}
             except OSError as e:
                 readers["reader%d" % i] = str(e)

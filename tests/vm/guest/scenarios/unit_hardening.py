@@ -15,6 +15,8 @@ daemon's allocations by up to 2 s (seen: scrape medians of 2.7 s, pgsteal 0.4 % 
 import subprocess
 import time
 
+from lab import CACHE_ONLY_READER, flat_keyed, uncached_file
+
 
 SERVICE = "memdiagd.service"
 PATH = "/system.slice/" + SERVICE
@@ -26,17 +28,14 @@ def read(path):
         return f.read().strip()
 
 
-def keyed(name, key):
-    """One key of a flat keyed file of the service's cgroup (memory.events, memory.stat)."""
-    for line in read(CG + "/" + name).splitlines():
-        k, value = line.split()
-        if k == key:
-            return int(value)
-    return 0
+def reclaim_counters():
+    """memory.events high and memory.stat pgscan, pgsteal of the service's cgroup."""
+    stat = flat_keyed(CG + "/memory.stat")
+    return {"high events": flat_keyed(CG + "/memory.events")["high"], "pgscan": stat["pgscan"],
+            "pgsteal": stat["pgsteal"]}
 
 
 def run(lab):
-    from lab import CACHE_ONLY_READER, uncached_file
     show = dict(line.split("=", 1) for line in
                 lab.sh("systemctl", "show", SERVICE, "-p", "MemoryMax", "-p", "ProtectControlGroups",
                        "-p", "MainPID").stdout.splitlines() if "=" in line)
@@ -80,8 +79,7 @@ def run(lab):
             f.write(str(reader.pid))
         reader.stdin.write(b"read\n")
         reader.stdin.flush()
-        high_before, scanned_before, stolen_before = (keyed("memory.events", "high"), keyed("memory.stat", "pgscan"),
-                                                      keyed("memory.stat", "pgsteal"))
+        before = reclaim_counters()
         latencies, failures = [], []
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -94,9 +92,8 @@ def run(lab):
                 failures.append(str(e))
             latencies.append(time.monotonic() - started)
             time.sleep(0.5)
-        reclaim = {"high events": keyed("memory.events", "high") - high_before,
-                   "pgscan": keyed("memory.stat", "pgscan") - scanned_before,
-                   "pgsteal": keyed("memory.stat", "pgsteal") - stolen_before, "memory.high": high}
+        reclaim = {key: value - before[key] for key, value in reclaim_counters().items()}
+        reclaim["memory.high"] = high
         # In reclaim means reclaim freeing pages: a tenth or more of what it scanned (seen: 33-99 %
         # here, 0.4-0.5 % when anon memory held the service over the limit).
         lab.check("the service was in reclaim at its MemoryHigh= (memory.events high moved, and reclaim "
