@@ -12,6 +12,7 @@ long window's 10 s, then the 10 s hold).
 The stall's start is taken from the kernel's own `some total` (polled every 50 ms), not from
 when the workload was started, so the figure is detection latency and not workload warm-up.
 """
+import json
 import os
 import re
 import shutil
@@ -20,8 +21,8 @@ import threading
 import time
 import unittest
 
-from harness import (UNIFIED, Daemon, V1Cgroup, V1_MEMORY, node_pressure, start_dirty_writer, wait_for_calm_memory,
-                     wait_until)
+from harness import (UNIFIED, Daemon, V1Cgroup, V1_MEMORY, http_get, node_pressure, start_dirty_writer,
+                     wait_for_calm_memory, wait_until)
 
 
 def some_total_us(path="/proc/pressure/memory"):
@@ -76,11 +77,21 @@ class StallVerdictTest(unittest.TestCase):
             watcher = threading.Thread(target=watch)
             watcher.start()
             worker = self.start_dirty_writer(128 << 20)
-            node_levels = []
+            node_levels, node_stall = [], {}
+
+            def note_node_level(s):
+                """Keeps the node's level, and the first time it is raised, the diagnosis's reasons:
+                what the failure message needs to say why (a neighbour's pressure, or this cgroup
+                counted at the node)."""
+                node_levels.append(s.get(("memdiag_stall_level", "")))
+                if node_levels[-1] and not node_stall:
+                    status, body = http_get(d.port, "/api/v1/diagnosis")
+                    stall = json.loads(body).get("stall", {}) if status == 200 else {}
+                    node_stall.update(level=stall.get("level"), reasons=stall.get("reasons"))
             try:
                 def risen():
                     s = d.samples()
-                    node_levels.append(s.get(("memdiag_stall_level", "")))
+                    note_node_level(s)
                     return s if s.get(("memdiag_cgroup_stall_level", label), 0) >= 1 else None
                 raised = wait_until(risen, 60, "the cgroup's stall level to rise")
                 raised_at = time.monotonic()
@@ -97,12 +108,12 @@ class StallVerdictTest(unittest.TestCase):
             # counts the cgroup as at its limit.
             for _ in range(5):
                 s = d.samples()
-                node_levels.append(s.get(("memdiag_stall_level", "")))
+                note_node_level(s)
                 if s.get(("memdiag_cgroups_at_limit", ""), 0) >= 1:
                     break
                 time.sleep(0.5)
             self.assertGreaterEqual(s.get(("memdiag_cgroups_at_limit", ""), 0), 1)
-            self.assertEqual(max(node_levels), 0, "the node's level while one cgroup stalls at its limit")
+            self.assertEqual(max(node_levels), 0, "the node's level while one cgroup stalls at its limit: %s" % node_stall)
 
             worker.kill()
             worker.wait()
